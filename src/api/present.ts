@@ -1,0 +1,26 @@
+import type { Config } from '../config.ts';
+import type { Repository } from '../domain/repos.ts';
+
+/** Epoch milliseconds as ISO 8601, null kept. */
+export function iso(ms: number | string | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+}
+
+/** The API form of a repository. */
+export function presentRepository(config: Config, repo: Repository) {
+  const fullName = `${repo.org}/${repo.name}`;
+  return {
+    id: repo.id,
+    name: repo.name,
+    full_name: fullName,
+    owner: { login: repo.org, type: 'Organization' },
+    visibility: repo.visibility,
+    private: repo.visibility !== 'public',
+    default_branch: repo.default_branch,
+    description: repo.description,
+    url: `${config.baseUrl}/${fullName}`,
+    clone_url: `${config.baseUrl}/${fullName}.git`,
+    created_at: iso(repo.created_at),
+    updated_at: iso(repo.updated_at),
+  };
+}

@@ -1,0 +1,85 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { loadConfig } from '../config.ts';
+import { connect, migrate, type Db } from '../db/connect.ts';
+import { createOrg, createUser, findOrg, findUser, setMembership } from '../domain/accounts.ts';
+import { issueToken } from '../domain/tokens.ts';
+import { isValidName } from '../domain/names.ts';
+import { parseDuration } from '../util/duration.ts';
+import { CliError, type RunWrapper } from './main.ts';
+
+async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
+  const db = connect(loadConfig().databaseUrl);
+  try {
+    await migrate(db);
+    return await work(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+function nameArg(value: string): string {
+  if (!isValidName(value)) throw new InvalidArgumentError('letters, digits, ".", "_" and "-", at most 100, not ending in .git');
+  return value;
+}
+
+function durationArg(value: string): number {
+  const ms = parseDuration(value);
+  if (!ms) throw new InvalidArgumentError('a duration such as 30d, 12h or 90m');
+  return ms;
+}
+
+/** `wharf org create`, `wharf user create`, `wharf token create`. */
+export function adminCommands(program: Command, run: RunWrapper) {
+  const org = program.command('org').description('organizations');
+  org
+    .command('create')
+    .argument('<org>', 'organization name', nameArg)
+    .description('create an organization')
+    .action((name: string) =>
+      run(async () => {
+        await withDb(async (db) => {
+          if (await findOrg(db, name)) throw new CliError(`organization ${name} already exists`);
+          await createOrg(db, name);
+          process.stdout.write(`created organization ${name}\n`);
+        });
+      })(),
+    );
+
+  const user = program.command('user').description('users');
+  user
+    .command('create')
+    .argument('<login>', 'user login', nameArg)
+    .description('create a user, optionally in an organization')
+    .option('--org <org>', 'organization to join')
+    .addOption(new Option('--role <role>', 'role in the organization').choices(['owner', 'member']).default('member'))
+    .option('--admin', 'make the user a site administrator', false)
+    .action((login: string, opts: { org?: string; role: 'owner' | 'member'; admin: boolean }) =>
+      run(async () => {
+        await withDb(async (db) => {
+          const orgRow = opts.org ? await findOrg(db, opts.org) : undefined;
+          if (opts.org && !orgRow) throw new CliError(`no organization named ${opts.org}`);
+          if (await findUser(db, login)) throw new CliError(`user ${login} already exists`);
+          const created = await createUser(db, login, opts.admin);
+          if (orgRow) await setMembership(db, orgRow.id, created.id, opts.role);
+          process.stdout.write(`created user ${login}${orgRow ? ` (${opts.role} of ${orgRow.name})` : ''}\n`);
+        });
+      })(),
+    );
+
+  const token = program.command('token').description('access tokens');
+  token
+    .command('create <login>')
+    .description('issue an access token; prints the token alone')
+    .option('--expires-in <duration>', 'lifetime such as 30d', durationArg)
+    .option('--name <name>', 'a label for the token', 'cli')
+    .action((login: string, opts: { expiresIn?: number; name: string }) =>
+      run(async () => {
+        await withDb(async (db) => {
+          const owner = await findUser(db, login);
+          if (!owner) throw new CliError(`no user named ${login}`);
+          const issued = await issueToken(db, owner.id, opts.name, opts.expiresIn);
+          process.stdout.write(`${issued.token}\n`);
+        });
+      })(),
+    );
+}

@@ -1,0 +1,50 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError, loadConfig } from '../config.ts';
+import { serveCommand } from './serve.ts';
+import { adminCommands } from './admin.ts';
+import { version } from '../version.ts';
+
+/** Exit codes of every wharf command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** Raised by a command for a failure the user should read in one line (exit 1). */
+export class CliError extends Error {}
+
+/** Runs the wharf CLI with arguments; resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('wharf').version(version).description('Wharf: Git hosting with webhooks and imports');
+  program.exitOverride();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  let code: number = EXIT.ok;
+  const run = (action: () => Promise<number | void>) => async () => {
+    code = (await action()) ?? EXIT.ok;
+  };
+  serveCommand(program, run);
+  adminCommands(program, run);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      return EXIT.usage;
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`wharf: configuration error: ${err.message}\n`);
+      return EXIT.failure;
+    }
+    if (err instanceof CliError) {
+      process.stderr.write(`wharf: ${err.message}\n`);
+      return EXIT.failure;
+    }
+    process.stderr.write(`wharf: ${(err as Error)?.message ?? err}\n`);
+    return EXIT.failure;
+  }
+}
+
+/** The configuration from the environment, for commands. */
+export function cliConfig() {
+  return loadConfig();
+}
+
+export type RunWrapper = (action: () => Promise<number | void>) => () => Promise<void>;

@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config.ts';
+import { connect, migrate } from '../db/connect.ts';
+import { startServer } from '../server.ts';
+import type { RunWrapper } from './main.ts';
+
+/** `wharf serve` and `wharf migrate`. */
+export function serveCommand(program: Command, run: RunWrapper) {
+  program
+    .command('serve')
+    .description('migrate the database and serve Git, the API and the web UI')
+    .action(
+      run(async () => {
+        const config = loadConfig();
+        const running = await startServer(config);
+        process.stdout.write(`Wharf is listening on ${running.url} (public address ${running.services.config.baseUrl})\n`);
+        if (running.bootstrap) {
+          process.stdout.write(
+            `Created user "${running.bootstrap.login}" and organization "${running.bootstrap.org}".\n` +
+              `Admin token (shown once, keep it): ${running.bootstrap.token}\n` +
+              `Try: curl -H "Authorization: Bearer <token>" ${running.url}/api/v1/user\n`,
+          );
+        }
+        await new Promise<void>((resolve) => {
+          const shutdown = () => {
+            process.off('SIGTERM', shutdown);
+            process.off('SIGINT', shutdown);
+            running.services.log.info('shutting down');
+            void running.stop().then(resolve);
+          };
+          process.on('SIGTERM', shutdown);
+          process.on('SIGINT', shutdown);
+        });
+      }),
+    );
+
+  program
+    .command('migrate')
+    .description('bring the database schema up to date')
+    .action(
+      run(async () => {
+        const db = connect(loadConfig().databaseUrl);
+        try {
+          await migrate(db);
+          process.stdout.write('database is up to date\n');
+        } finally {
+          await db.destroy();
+        }
+      }),
+    );
+}

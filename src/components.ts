@@ -1,0 +1,8 @@
+import type { Mount } from './http/app.ts';
+import type { WorkerFactory } from './server.ts';
+
+/** Route groups served beside the REST API, in order (Git smart HTTP, web UI). */
+export const MOUNTS: Mount[] = [];
+
+/** Background workers started with the server (webhook dispatcher, import runner). */
+export const WORKERS: WorkerFactory[] = [];

@@ -1,0 +1,100 @@
+import path from 'node:path';
+import { parseDuration } from './util/duration.ts';
+
+/** The typed, validated configuration of one Wharf process. */
+export interface Config {
+  host: string;
+  port: number;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string;
+  reposDir: string;
+  lfsDir: string;
+  webhookAllowedHosts: string[];
+  importAllowedHosts: string[];
+  webhookRetrySchedule: number[];
+  webhookTimeoutMs: number;
+  webhookConcurrency: number;
+  deliverySourceAddress: string | undefined;
+  deliverySourceRanges: string[];
+  deliveryRetentionMs: number;
+  importConcurrency: number;
+  importTimeoutMs: number;
+  logLevel: string;
+}
+
+/** Raised when an environment variable holds a value Wharf cannot use. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function list(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function integer(name: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value)) throw new ConfigError(name, `expected a whole number, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(name, `expected ${min}..${max}, got ${n}`);
+  return n;
+}
+
+function duration(name: string, value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) throw new ConfigError(name, `expected a duration such as 30s, 5m, 6h or 30d, got "${value}"`);
+  return ms;
+}
+
+/** Builds the configuration from an environment (process.env by default); throws ConfigError on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const get = (name: string, fallback: string) => (env[name] === undefined || env[name] === '' ? fallback : env[name]!);
+  const host = get('HOST', '127.0.0.1');
+  const port = integer('PORT', get('PORT', '3000'), 0, 65535);
+  const dataDir = path.resolve(get('DATA_DIR', './data'));
+  const baseUrl = get('BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  try {
+    const u = new URL(baseUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError('BASE_URL', `expected an http(s) URL, got "${baseUrl}"`);
+  }
+  const databaseUrl = get('DATABASE_URL', `sqlite:${path.join(dataDir, 'wharf.sqlite')}`);
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
+  }
+  const schedule = list(get('WEBHOOK_RETRY_SCHEDULE', '0s,1m,5m,30m')).map((v) => duration('WEBHOOK_RETRY_SCHEDULE', v));
+  if (schedule.length === 0 || schedule.length > 20) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', 'expected 1 to 20 delays');
+  const logLevel = get('LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
+  const sourceAddress = env.DELIVERY_SOURCE_ADDRESS || undefined;
+  if (sourceAddress !== undefined && !/^[0-9a-fA-F:.]+$/.test(sourceAddress)) {
+    throw new ConfigError('DELIVERY_SOURCE_ADDRESS', `expected an IP address, got "${sourceAddress}"`);
+  }
+  const webhookTimeoutMs = duration('WEBHOOK_TIMEOUT', get('WEBHOOK_TIMEOUT', '10s'));
+  if (webhookTimeoutMs <= 0) throw new ConfigError('WEBHOOK_TIMEOUT', 'must be more than zero');
+  return {
+    host,
+    port,
+    baseUrl,
+    dataDir,
+    databaseUrl,
+    reposDir: path.resolve(get('REPOS_DIR', './repos')),
+    lfsDir: path.resolve(get('LFS_DIR', path.join(dataDir, 'lfs'))),
+    webhookAllowedHosts: list(get('WEBHOOK_ALLOWED_HOSTS', 'external')),
+    importAllowedHosts: list(get('IMPORT_ALLOWED_HOSTS', 'external')),
+    webhookRetrySchedule: schedule,
+    webhookTimeoutMs,
+    webhookConcurrency: integer('WEBHOOK_CONCURRENCY', get('WEBHOOK_CONCURRENCY', '64'), 1, 10000),
+    deliverySourceAddress: sourceAddress,
+    deliverySourceRanges: list(get('DELIVERY_SOURCE_RANGES', '203.0.113.0/24,198.51.100.0/24')),
+    deliveryRetentionMs: duration('DELIVERY_RETENTION', get('DELIVERY_RETENTION', '30d')),
+    importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
+    importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
+    logLevel,
+    ...overrides,
+  };
+}

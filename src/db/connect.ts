@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import knexLib, { type Knex } from 'knex';
+import pg from 'pg';
+
+// Counts, ids and epoch-millisecond times are bigints in Postgres; all of them fit a JS number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export type Db = Knex;
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+
+/** True when the database is Postgres (the other dialect is SQLite). */
+export function isPostgres(db: Knex): boolean {
+  return db.client.config.client === 'pg';
+}
+
+/** Knex settings for a DATABASE_URL (`sqlite:<path>` or `postgres://…`). */
+export function knexConfig(databaseUrl: string): Knex.Config {
+  const migrations = { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' };
+  if (databaseUrl.startsWith('sqlite:')) {
+    const filename = databaseUrl.slice('sqlite:'.length);
+    if (filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+    return {
+      client: 'better-sqlite3',
+      connection: { filename },
+      useNullAsDefault: true,
+      migrations,
+      // One connection: SQLite serializes writers anyway, and one connection makes
+      // every claim statement atomic without busy retries.
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate(conn: any, done: (err: Error | null, conn: unknown) => void) {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('synchronous = NORMAL');
+          conn.pragma('foreign_keys = ON');
+          conn.pragma('busy_timeout = 5000');
+          done(null, conn);
+        },
+      },
+    };
+  }
+  return { client: 'pg', connection: databaseUrl, migrations, pool: { min: 0, max: 10 } };
+}
+
+/** Opens the database of a DATABASE_URL. */
+export function connect(databaseUrl: string): Knex {
+  return knexLib(knexConfig(databaseUrl));
+}
+
+/** Brings the schema up to date. */
+export async function migrate(db: Knex): Promise<void> {
+  await db.migrate.latest();
+}

@@ -1,0 +1,95 @@
+import fs from 'node:fs/promises';
+import type { Db } from '../db/connect.ts';
+import type { Config } from '../config.ts';
+import { initBareRepository, repoDir } from '../git/bare.ts';
+import { roleIn, type Org, type User } from './accounts.ts';
+
+export type Visibility = 'public' | 'internal' | 'private';
+export const VISIBILITIES: Visibility[] = ['public', 'internal', 'private'];
+
+/** A repository row joined with its organization's name. */
+export interface Repository {
+  id: number;
+  org_id: number;
+  org: string;
+  name: string;
+  visibility: Visibility;
+  default_branch: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What a caller may do with a repository. */
+export interface Access {
+  read: boolean;
+  write: boolean;
+  admin: boolean;
+}
+
+function toRepository(row: any): Repository {
+  return { ...row, created_at: Number(row.created_at), updated_at: Number(row.updated_at) };
+}
+
+/** A repository by organization and name, or undefined. */
+export async function findRepository(db: Db, org: string, name: string): Promise<Repository | undefined> {
+  const row = await db('repositories as r').join('orgs as o', 'o.id', 'r.org_id').where({ 'o.name': org, 'r.name': name }).first('r.*', 'o.name as org');
+  return row ? toRepository(row) : undefined;
+}
+
+/** A repository by id, or undefined. */
+export async function repositoryById(db: Db, id: number): Promise<Repository | undefined> {
+  const row = await db('repositories as r').join('orgs as o', 'o.id', 'r.org_id').where('r.id', id).first('r.*', 'o.name as org');
+  return row ? toRepository(row) : undefined;
+}
+
+/** Repositories of an organization that the caller may see, by name. */
+export async function listRepositories(db: Db, org: Org, user: User | null): Promise<Repository[]> {
+  const role = await roleIn(db, org.id, user);
+  const q = db('repositories as r').join('orgs as o', 'o.id', 'r.org_id').where('r.org_id', org.id).orderBy('r.name').select('r.*', 'o.name as org');
+  if (!role) q.whereIn('r.visibility', user ? ['public', 'internal'] : ['public']);
+  return (await q).map(toRepository);
+}
+
+/** The access rules of SPEC §3 for one caller (null: anonymous) on one repository. */
+export async function accessTo(db: Db, repo: Repository, user: User | null): Promise<Access> {
+  const role = await roleIn(db, repo.org_id, user);
+  const read = role !== null || repo.visibility === 'public' || (repo.visibility === 'internal' && user !== null);
+  return { read, write: role !== null, admin: role === 'owner' };
+}
+
+/**
+ * Creates a repository row and its bare Git repository. The row is written in a
+ * transaction that commits only once the directory exists, so neither outlives a failure.
+ */
+export async function createRepository(
+  db: Db,
+  config: Config,
+  input: { org: Org; name: string; visibility?: Visibility; defaultBranch?: string; description?: string },
+): Promise<Repository> {
+  const dir = repoDir(config.reposDir, input.org.name, input.name);
+  const defaultBranch = input.defaultBranch ?? 'main';
+  const id = await db.transaction(async (trx) => {
+    const now = Date.now();
+    const [row] = await trx('repositories')
+      .insert({
+        org_id: input.org.id,
+        name: input.name,
+        visibility: input.visibility ?? 'private',
+        default_branch: defaultBranch,
+        description: input.description ?? '',
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id');
+    await initBareRepository(dir, defaultBranch);
+    return typeof row === 'object' ? row.id : row;
+  });
+  return (await repositoryById(db, id))!;
+}
+
+/** Deletes a repository's row and its directory. */
+export async function deleteRepository(db: Db, config: Config, repo: Repository): Promise<void> {
+  await db('repositories').where('id', repo.id).delete();
+  await fs.rm(repoDir(config.reposDir, repo.org, repo.name), { recursive: true, force: true });
+}

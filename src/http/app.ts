@@ -1,0 +1,24 @@
+import Koa from 'koa';
+import type { Services } from '../services.ts';
+import { apiRouters } from '../api/index.ts';
+import { requestId } from './requestId.ts';
+import { errorRenderer } from './onerror.ts';
+import { requestLog } from './requestLog.ts';
+
+/** Extra route groups mounted beside the API (Git transport, web UI), in order. */
+export type Mount = (app: Koa, services: Services) => void;
+
+/** Builds the Koa application: request ids, one error renderer, request logs, then every route group. */
+export function createApp(services: Services, mounts: Mount[] = []): Koa {
+  const app = new Koa({ proxy: false });
+  // Errors are rendered by errorRenderer; Koa's own handler would print stacks to stderr.
+  app.silent = true;
+  app.on('error', (err) => services.log.debug({ err }, 'koa error after response'));
+  app.use(requestId);
+  app.use(requestLog(services.log));
+  app.use(errorRenderer(services.log));
+  for (const mount of mounts) mount(app, services);
+  // No allowedMethods(): an unsupported method is a 404 like any unknown path, as on GitHub.
+  for (const router of apiRouters(services)) app.use(router.routes());
+  return app;
+}

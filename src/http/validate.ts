@@ -1,0 +1,32 @@
+import Ajv, { type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { validationFailed, type ErrorDetail } from './errors.ts';
+
+const ajv = new Ajv.default({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
+addFormats.default(ajv);
+
+/** Turns ajv errors into SPEC §4 details: a JSON Pointer to the failing value and a message. */
+export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  return (errors ?? []).map((e) => {
+    let path = prefix + e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      path += `/${(e.params as any).missingProperty}`;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      path += `/${(e.params as any).additionalProperty}`;
+      message = 'is not a known field';
+    }
+    return { path: path || '/', message };
+  });
+}
+
+/** Compiles a JSON schema once; the returned parser checks a value and returns it typed, or throws a 422 naming every failure. */
+export function compile<const S extends JSONSchema>(schema: S, prefix = ''): (value: unknown) => FromSchema<S> {
+  const check = ajv.compile(schema as object);
+  return (value: unknown) => {
+    if (!check(value)) throw validationFailed(toDetails(check.errors, prefix));
+    return value as FromSchema<S>;
+  };
+}

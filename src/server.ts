@@ -1,0 +1,75 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.ts';
+import { connect, migrate, type Db } from './db/connect.ts';
+import { createLogger } from './log.ts';
+import { createApp, type Mount } from './http/app.ts';
+import type { Services } from './services.ts';
+import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
+import { MOUNTS, WORKERS } from './components.ts';
+
+/** A background part of the service (delivery dispatcher, import runner) started and stopped with it. */
+export interface Worker {
+  start(): Promise<void>;
+  /** Stops taking new work and waits for work in flight. */
+  stop(): Promise<void>;
+}
+
+export type WorkerFactory = (services: Services) => Worker;
+
+/** A running Wharf. */
+export interface RunningServer {
+  url: string;
+  services: Services;
+  server: http.Server;
+  bootstrap: BootstrapResult | null;
+  stop(): Promise<void>;
+}
+
+/** Opens the database, migrates, creates the first admin on an empty database, serves, and starts the workers. */
+export async function startServer(
+  config: Config,
+  options: { db?: Db; logDestination?: NodeJS.WritableStream; mounts?: Mount[]; workers?: WorkerFactory[] } = {},
+): Promise<RunningServer> {
+  const log = createLogger(config.logLevel, options.logDestination);
+  const db = options.db ?? connect(config.databaseUrl);
+  await migrate(db);
+  const first = await bootstrap(db, config);
+  // Listen before building the app so that, with PORT=0, BASE_URL carries the real port.
+  const server = http.createServer();
+  // Long pushes and clones stream for as long as they take.
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;
+  const services: Services = { config: finalConfig, db, log };
+  const app = createApp(services, options.mounts ?? MOUNTS);
+  server.on('request', app.callback());
+  const workers = (options.workers ?? WORKERS).map((make) => make(services));
+  for (const worker of workers) await worker.start();
+  log.info({ url }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    services,
+    server,
+    bootstrap: first,
+    stop() {
+      stopping ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        for (const worker of workers) await worker.stop();
+        setTimeout(() => server.closeAllConnections(), 5000).unref();
+        await closed;
+        if (!options.db) await db.destroy();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startServer, type RunningServer, type WorkerFactory } from '../../src/server.ts';
+import type { Mount } from '../../src/http/app.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { createOrg, createUser, findOrg, setMembership, type Role, type User } from '../../src/domain/accounts.ts';
+import { issueToken } from '../../src/domain/tokens.ts';
+import { createRepository, type Repository, type Visibility } from '../../src/domain/repos.ts';
+
+/** The part of a tap test the helpers use. */
+export interface TestLike {
+  teardown(fn: () => unknown): void;
+}
+
+/** A Wharf running in this process on a loopback port, with its own database and directories. */
+export interface TestWharf {
+  url: string;
+  config: Config;
+  running: RunningServer;
+  dir: string;
+  database: TestDatabase;
+  adminToken: string;
+  /** Every log line written so far, raw. */
+  logs: string[];
+  /** Calls the API and returns status, headers and parsed JSON (or text). */
+  api(method: string, urlPath: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<ApiAnswer>;
+  stop(): Promise<void>;
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** Starts a Wharf for a test; it is stopped and its database dropped when the test ends. */
+export async function startWharf(
+  t: TestLike,
+  options: { env?: Record<string, string>; config?: Partial<Config>; mounts?: Mount[]; workers?: WorkerFactory[] } = {},
+): Promise<TestWharf> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-test-'));
+  const database = await createTestDatabase(dir);
+  const config = loadConfig(
+    {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: path.join(dir, 'data'),
+      REPOS_DIR: path.join(dir, 'repos'),
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    options.config,
+  );
+  const logs: string[] = [];
+  const logDestination = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const running = await startServer(config, { logDestination, mounts: options.mounts, workers: options.workers });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await running.stop();
+  };
+  t.teardown(async () => {
+    await stop();
+    await database.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const adminToken = running.bootstrap!.token;
+  const url = running.url;
+  return {
+    url,
+    config: running.services.config,
+    running,
+    dir,
+    database,
+    adminToken,
+    logs,
+    stop,
+    async api(method, urlPath, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      const token = opts.token === undefined ? adminToken : opts.token;
+      if (token) headers.authorization = `Bearer ${token}`;
+      let body: string | Buffer | undefined;
+      if (opts.rawBody !== undefined) body = opts.rawBody;
+      else if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(url + urlPath, { method, headers, body: body as BodyInit | undefined });
+      const text = await res.text();
+      let parsed: any = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+  };
+}
+
+/** Creates a user (optionally in an org with a role) and a token for them. */
+export async function buildUser(w: TestWharf, login: string, membership?: { org: string; role: Role }): Promise<{ user: User; token: string }> {
+  const db = w.running.services.db;
+  const user = await createUser(db, login);
+  if (membership) {
+    const org = (await findOrg(db, membership.org)) ?? (await createOrg(db, membership.org));
+    await setMembership(db, org.id, user.id, membership.role);
+  }
+  const issued = await issueToken(db, user.id, 'test');
+  return { user, token: issued.token };
+}
+
+/** Creates an organization (if missing) and a repository in it. */
+export async function buildRepo(w: TestWharf, org: string, name: string, visibility: Visibility = 'private'): Promise<Repository> {
+  const db = w.running.services.db;
+  const orgRow = (await findOrg(db, org)) ?? (await createOrg(db, org));
+  return createRepository(db, w.config, { org: orgRow, name, visibility });
+}
