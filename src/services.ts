@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Db } from './db/connect.ts';
@@ -7,4 +8,14 @@ export interface Services {
   config: Config;
   db: Db;
   log: Logger;
+  /**
+   * In-process signals between parts: 'deliveries' means new deliveries were
+   * committed (the dispatcher wakes); 'imports' means a new import job was queued.
+   */
+  signals: EventEmitter;
+}
+
+/** Tells the dispatcher that deliveries were committed; call after the transaction that wrote them. */
+export function notifyDeliveries(services: Pick<Services, 'signals'>): void {
+  services.signals.emit('deliveries');
 }

@@ -1,0 +1,17 @@
+/** The event types a webhook can subscribe to (SPEC §6); `ping` is sent only by the ping endpoint. */
+export const EVENT_TYPES = ['push', 'pull_request', 'issue', 'comment', 'release', 'pipeline', 'agent'] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** An event about to be written to the outbox. */
+export interface NewEvent {
+  repositoryId: number;
+  type: EventType;
+  /** The payload's `action`, when the type has one. */
+  action?: string;
+  /** For push: the full ref name, so branch filters can match without parsing the payload. */
+  ref?: string;
+  senderId: number | null;
+  /** The whole payload; serialized once, here, and never again. */
+  payload: Record<string, unknown>;
+}
