@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseDuration } from './util/duration.ts';
+import { parseHostPolicy, type HostPolicy } from './net/hostPolicy.ts';
 
 /** The typed, validated configuration of one Wharf process. */
 export interface Config {
@@ -10,8 +11,8 @@ export interface Config {
   databaseUrl: string;
   reposDir: string;
   lfsDir: string;
-  webhookAllowedHosts: string[];
-  importAllowedHosts: string[];
+  webhookAllowedHosts: HostPolicy;
+  importAllowedHosts: HostPolicy;
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
   webhookConcurrency: number;
@@ -41,6 +42,14 @@ function integer(name: string, value: string, min: number, max: number): number 
   const n = Number(value);
   if (n < min || n > max) throw new ConfigError(name, `expected ${min}..${max}, got ${n}`);
   return n;
+}
+
+function hostPolicy(name: string, value: string): HostPolicy {
+  try {
+    return parseHostPolicy(list(value));
+  } catch (err) {
+    throw new ConfigError(name, (err as Error).message);
+  }
 }
 
 function duration(name: string, value: string): number {
@@ -84,8 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databaseUrl,
     reposDir: path.resolve(get('REPOS_DIR', './repos')),
     lfsDir: path.resolve(get('LFS_DIR', path.join(dataDir, 'lfs'))),
-    webhookAllowedHosts: list(get('WEBHOOK_ALLOWED_HOSTS', 'external')),
-    importAllowedHosts: list(get('IMPORT_ALLOWED_HOSTS', 'external')),
+    webhookAllowedHosts: hostPolicy('WEBHOOK_ALLOWED_HOSTS', get('WEBHOOK_ALLOWED_HOSTS', 'external')),
+    importAllowedHosts: hostPolicy('IMPORT_ALLOWED_HOSTS', get('IMPORT_ALLOWED_HOSTS', 'external')),
     webhookRetrySchedule: schedule,
     webhookTimeoutMs,
     webhookConcurrency: integer('WEBHOOK_CONCURRENCY', get('WEBHOOK_CONCURRENCY', '64'), 1, 10000),
