@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/connect.ts';
 import { createOrg, createUser } from './accounts.ts';
 import { issueToken } from './tokens.ts';
+import { isUniqueViolation } from '../db/errors.ts';
 
 export interface BootstrapResult {
   login: string;
@@ -13,8 +14,17 @@ export interface BootstrapResult {
 export async function bootstrap(db: Db, _config: Config): Promise<BootstrapResult | null> {
   const any = await db('users').first('id');
   if (any) return null;
-  const admin = await createUser(db, 'admin', true);
-  await createOrg(db, 'demo', admin.id);
-  const issued = await issueToken(db, admin.id, 'bootstrap');
-  return { login: admin.login, org: 'demo', token: issued.token };
+  // Several processes may start on one empty Postgres at once: the unique login lets
+  // exactly one of them create the admin, and the others carry on without a token.
+  return db
+    .transaction(async (trx) => {
+      const admin = await createUser(trx, 'admin', true);
+      await createOrg(trx, 'demo', admin.id);
+      const issued = await issueToken(trx, admin.id, 'bootstrap');
+      return { login: admin.login, org: 'demo', token: issued.token };
+    })
+    .catch((err) => {
+      if (isUniqueViolation(err)) return null;
+      throw err;
+    });
 }

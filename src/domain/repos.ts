@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.ts';
 import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
+import { AlreadyExistsError } from './errors.ts';
 
 export type Visibility = 'public' | 'internal' | 'private';
 export const VISIBILITIES: Visibility[] = ['public', 'internal', 'private'];
@@ -82,7 +83,12 @@ export async function createRepository(
         updated_at: now,
       })
       .returning('id');
-    await initBareRepository(dir, defaultBranch);
+    try {
+      await initBareRepository(dir, defaultBranch);
+    } catch (err: any) {
+      if (err?.code === 'EEXIST') throw new AlreadyExistsError(`Repository directory ${input.org.name}/${input.name}.git already exists`);
+      throw err;
+    }
     return typeof row === 'object' ? row.id : row;
   });
   return (await repositoryById(db, id))!;

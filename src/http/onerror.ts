@@ -1,16 +1,15 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { HttpError } from './errors.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import { AlreadyExistsError } from '../domain/errors.ts';
 
-/** A unique violation from either dialect (SQLite or Postgres), classified by its code. */
-function isUniqueViolation(err: any): boolean {
-  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
 
 /** Maps any thrown error to an HttpError; unknown errors become a bare 500. */
 export function toHttpError(err: any): HttpError {
   if (err instanceof HttpError) return err;
   if (isUniqueViolation(err)) return new HttpError(409, 'conflict', 'Already exists');
+  if (err instanceof AlreadyExistsError) return new HttpError(409, 'conflict', err.message);
   // Koa and its body parser throw http-errors with `expose` for client faults.
   if (err?.expose && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
     if (err.status === 413) return new HttpError(413, 'payload_too_large', 'Request body is over its limit');
