@@ -48,7 +48,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;
-  const services: Services = { config: finalConfig, db, log, signals: new EventEmitter() };
+  const services: Services = { config: finalConfig, db, log, signals: new EventEmitter(), listenUrl: url };
   const app = createApp(services, options.mounts ?? MOUNTS);
   server.on('request', app.callback());
   const workers = (options.workers ?? WORKERS).map((make) => make(services));

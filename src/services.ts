@@ -13,6 +13,8 @@ export interface Services {
    * committed (the dispatcher wakes); 'imports' means a new import job was queued.
    */
   signals: EventEmitter;
+  /** The address this process actually listens on (real port), for calls to itself over loopback; unset outside startServer. */
+  listenUrl?: string;
 }
 
 /** Tells the dispatcher that deliveries were committed; call after the transaction that wrote them. */
