@@ -1,8 +1,9 @@
 import type { Mount } from './http/app.ts';
 import type { WorkerFactory } from './server.ts';
+import { gitMount } from './git/smartHttp.ts';
 
 /** Route groups served beside the REST API, in order (Git smart HTTP, web UI). */
-export const MOUNTS: Mount[] = [];
+export const MOUNTS: Mount[] = [gitMount];
 
 /** Background workers started with the server (webhook dispatcher, import runner). */
 export const WORKERS: WorkerFactory[] = [];

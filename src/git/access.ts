@@ -1,0 +1,82 @@
+import type { Context } from 'koa';
+import type { Services } from '../services.ts';
+import { findOrg, roleIn, type User } from '../domain/accounts.ts';
+import { accessTo, createRepository, findRepository, type Repository } from '../domain/repos.ts';
+import { isValidName } from '../domain/names.ts';
+import { userForToken } from '../domain/tokens.ts';
+import { forbidden, notFound, unauthorized } from '../http/errors.ts';
+
+/** The challenge git answers by sending credentials (it sends none before it). */
+export const GIT_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Wharf"' };
+
+/** The token of a request: the password of HTTP Basic (any user name), or a bearer token. */
+export function requestToken(authorization: string): string | undefined {
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
+  if (basic) {
+    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon >= 0 ? decoded.slice(colon + 1) : undefined;
+  }
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+}
+
+/** The caller of a Git or LFS request: null when anonymous; a 401 when credentials are present but bad. */
+export async function gitCaller(services: Services, ctx: Context, challenge: Record<string, string>): Promise<User | null> {
+  const header = ctx.get('authorization');
+  if (!header) return null;
+  const token = requestToken(header);
+  const user = token ? await userForToken(services.db, token) : null;
+  if (!user) throw unauthorized('Bad credentials: use an access token as the password', challenge);
+  ctx.state.user = user;
+  return user;
+}
+
+/**
+ * Finds the repository of a Git or LFS request and checks the caller may read it or
+ * push to it (SPEC §3): 401 without credentials unless it is a public read, 404 when the
+ * caller may not see it, 403 when they may see it but not push. With `create`, a push by
+ * an organization member to a missing repository creates it, private.
+ */
+export async function authorizeRepo(
+  services: Services,
+  ctx: Context,
+  target: { org: string; name: string },
+  level: 'read' | 'write',
+  options: { create?: boolean; challenge?: Record<string, string> } = {},
+): Promise<Repository> {
+  const challenge = options.challenge ?? GIT_CHALLENGE;
+  const user = await gitCaller(services, ctx, challenge);
+  const needLogin = () => unauthorized('Authentication required', challenge);
+  let repo = await findRepository(services.db, target.org, target.name);
+  if (!repo) {
+    if (!user) throw needLogin();
+    if (level === 'write' && options.create) repo = await createOnPush(services, user, target);
+    if (!repo) throw notFound('Repository not found');
+    return repo;
+  }
+  const access = await accessTo(services.db, repo, user);
+  if (!access.read) {
+    if (!user) throw needLogin();
+    throw notFound('Repository not found');
+  }
+  if (level === 'write' && !access.write) {
+    if (!user) throw needLogin();
+    throw forbidden('Only organization members may push');
+  }
+  return repo;
+}
+
+/** Push to create: an organization member's push makes the repository (private). */
+async function createOnPush(services: Services, user: User, target: { org: string; name: string }): Promise<Repository | undefined> {
+  if (!isValidName(target.name)) return undefined;
+  const org = await findOrg(services.db, target.org);
+  if (!org || !(await roleIn(services.db, org.id, user))) return undefined;
+  try {
+    return await createRepository(services.db, services.config, { org, name: target.name, visibility: 'private' });
+  } catch (err) {
+    // Two first pushes at once: the loser finds the winner's repository.
+    const existing = await findRepository(services.db, target.org, target.name);
+    if (existing) return existing;
+    throw err;
+  }
+}

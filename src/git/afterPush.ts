@@ -1,0 +1,30 @@
+import type { Services } from '../services.ts';
+import { notifyDeliveries } from '../services.ts';
+import type { User } from '../domain/accounts.ts';
+import type { Repository } from '../domain/repos.ts';
+import { recordEvents } from '../events/outbox.ts';
+import { repoDir } from './bare.ts';
+import { settleHead } from './head.ts';
+import type { RefUpdate } from './hooks.ts';
+import { pushEventsFor } from './pushEvents.ts';
+
+/** What listeners of the 'pushed' signal receive (pull requests raise `synchronize` from it). */
+export interface PushedSignal {
+  repositoryId: number;
+  senderId: number | null;
+  updates: RefUpdate[];
+}
+
+/**
+ * Everything a landed push causes: HEAD settled on a first push, one `push` event per
+ * updated ref written to the outbox in one transaction, then the dispatcher woken and
+ * the 'pushed' signal raised.
+ */
+export async function afterPush(services: Services, repo: Repository, sender: User | null, updates: RefUpdate[]): Promise<void> {
+  if (updates.length === 0) return;
+  const settled = await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo);
+  const events = await pushEventsFor(services, settled, sender, updates);
+  await services.db.transaction((trx) => recordEvents(trx, events));
+  notifyDeliveries(services);
+  services.signals.emit('pushed', { repositoryId: repo.id, senderId: sender?.id ?? null, updates } satisfies PushedSignal);
+}

@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import { gitEnv } from './run.ts';
+
+/** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
+export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
+  let end = buffer.indexOf('\r\n\r\n');
+  let skip = 4;
+  const lf = buffer.indexOf('\n\n');
+  if (lf >= 0 && (end < 0 || lf < end)) [end, skip] = [lf, 2];
+  if (end < 0) return null;
+  let status = 200;
+  const headers: [string, string][] = [];
+  for (const line of buffer.toString('latin1', 0, end).split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
+    if (name.toLowerCase() === 'status') status = Number(/^\d{3}/.exec(value)?.[0] ?? 500);
+    else headers.push([name, value]);
+  }
+  return { headers, status, rest: buffer.subarray(end + skip) };
+}
+
+/**
+ * Runs `git http-backend` as CGI for this request, streaming the request body to it and
+ * its output to the client; nothing is buffered beyond the CGI header block. Resolves once
+ * the response status and headers are set. `onExit` runs after the backend has exited
+ * (whether the client stayed or not) and before the response ends, so a client sees its
+ * push's consequences recorded when `git push` returns. A client that goes away kills
+ * the backend's whole process group.
+ */
+export function runHttpBackend(
+  ctx: Context,
+  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void> },
+): Promise<void> {
+  const child = spawn('git', ['-c', `core.hooksPath=${options.hooksDir}`, 'http-backend'], {
+    env: gitEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true, // its own process group, so receive-pack and pack-objects die with it
+  });
+  const kill = () => {
+    try {
+      if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  };
+  const finished = () => ctx.res.writableFinished;
+  ctx.req.on('aborted', kill);
+  ctx.res.on('close', () => {
+    if (!finished()) kill();
+  });
+  ctx.req.on('error', kill);
+  child.stdin.on('error', () => {}); // the backend may stop reading early; its exit status tells why
+  ctx.req.pipe(child.stdin);
+
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-4096)));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  child.on('error', (err) => options.log.error({ err, request_id: ctx.state.requestId }, 'could not run git http-backend'));
+  const body = new PassThrough();
+
+  return new Promise<void>((resolve, reject) => {
+    let head = Buffer.alloc(0);
+    let started = false;
+    const onData = (chunk: Buffer) => {
+      if (started) return;
+      head = Buffer.concat([head, chunk]);
+      const parsed = splitCgiHeaders(head);
+      if (!parsed) return;
+      started = true;
+      child.stdout.off('data', onData);
+      ctx.status = parsed.status;
+      for (const [name, value] of parsed.headers) ctx.set(name, value);
+      body.write(parsed.rest);
+      child.stdout.pipe(body, { end: false });
+      ctx.body = body;
+      resolve();
+    };
+    child.stdout.on('data', onData);
+    exited.then(async (code) => {
+      if (stderr.trim()) options.log.warn({ request_id: ctx.state.requestId, code, stderr: stderr.trim() }, 'git http-backend');
+      try {
+        await options.onExit();
+      } catch (err) {
+        options.log.error({ err, request_id: ctx.state.requestId }, 'after git http-backend');
+      }
+      if (started) body.end();
+      else reject(Object.assign(new Error(`git http-backend exited ${code} without a response`), { code }));
+    });
+  });
+}

@@ -1,0 +1,38 @@
+import type { Db } from '../db/connect.ts';
+import type { Repository } from '../domain/repos.ts';
+import { git } from './run.ts';
+
+/** The branch HEAD should name when it names a missing one: the only branch, else main, else master. */
+export function chooseDefaultBranch(branches: string[]): string | undefined {
+  if (branches.length === 1) return branches[0];
+  return ['main', 'master'].find((b) => branches.includes(b));
+}
+
+/**
+ * After a push: when HEAD names a branch that does not exist (a first push of a
+ * `master` repository into a `main` one, say), points HEAD at a sensible branch and
+ * records it as the repository's default branch, as GitHub does on a first push.
+ * Returns the repository as it now is.
+ */
+export async function settleHead(db: Db, dir: string, repo: Repository): Promise<Repository> {
+  const target = (await git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: dir }).catch(() => '')).trim();
+  const out = await git(['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/'], { cwd: dir });
+  const branches = out.split('\n').filter(Boolean);
+  const current = target.replace(/^refs\/heads\//, '');
+  if (branches.includes(current)) {
+    if (repo.default_branch === current) return repo;
+  } else {
+    const chosen = chooseDefaultBranch(branches);
+    if (!chosen) return repo;
+    await git(['symbolic-ref', 'HEAD', `refs/heads/${chosen}`], { cwd: dir });
+    if (repo.default_branch === chosen) return repo;
+    return updateDefaultBranch(db, repo, chosen);
+  }
+  return updateDefaultBranch(db, repo, current);
+}
+
+async function updateDefaultBranch(db: Db, repo: Repository, branch: string): Promise<Repository> {
+  const now = Date.now();
+  await db('repositories').where('id', repo.id).update({ default_branch: branch, updated_at: now });
+  return { ...repo, default_branch: branch, updated_at: now };
+}

@@ -1,0 +1,87 @@
+import type Koa from 'koa';
+import type { Context, Next } from 'koa';
+import type { Services } from '../services.ts';
+import { notFound } from '../http/errors.ts';
+import { lfsRoutes } from '../lfs/routes.ts';
+import { authorizeRepo } from './access.ts';
+import { afterPush } from './afterPush.ts';
+import { runHttpBackend } from './cgi.ts';
+import { newPushLogPath, PUSH_LOG_VARIABLE, takePushLog, writeHooksDir } from './hooks.ts';
+
+/** A request under a repository's Git path: `/<org>/<repo>[.git]/<rest>`. */
+export interface GitPath {
+  org: string;
+  name: string;
+  rest: string;
+}
+
+const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
+
+/**
+ * Reads a Git or LFS path. With `.git` every path under the repository is ours (unknown
+ * ones are 404); without it only the smart-HTTP and LFS paths are, so other routes
+ * (the web UI) keep the rest of `/<org>/<repo>/…`.
+ */
+export function parseGitPath(path: string): GitPath | null {
+  const m = /^\/([^/]+)\/([^/]+)\/(.*)$/.exec(path);
+  if (!m) return null;
+  const [, org, repo, rest] = m;
+  if (repo.endsWith('.git') && repo.length > 4) return { org, name: repo.slice(0, -4), rest };
+  if (rest === 'info/refs' || SERVICES.has(rest) || rest.startsWith('info/lfs/')) return { org, name: repo, rest };
+  return null;
+}
+
+/** The service and access level of a smart-HTTP request, or null for anything else. */
+function gitService(ctx: Context, target: GitPath): { service: string; level: 'read' | 'write' } | null {
+  if (target.rest === 'info/refs' && ctx.method === 'GET') {
+    const service = String(ctx.query.service ?? '');
+    // Only the smart protocol is served; a dumb client gets a 404.
+    return SERVICES.has(service) ? { service, level: service === 'git-receive-pack' ? 'write' : 'read' } : null;
+  }
+  if (SERVICES.has(target.rest) && ctx.method === 'POST') return { service: target.rest, level: target.rest === 'git-receive-pack' ? 'write' : 'read' };
+  return null;
+}
+
+/** The Koa mount for Git smart HTTP (through `git http-backend`) and the LFS API beneath it. */
+export function gitMount(app: Koa, services: Services): void {
+  // Written once at start; every backend run points core.hooksPath at it.
+  const hooksReady = writeHooksDir(services.config.dataDir);
+  hooksReady.catch((err) => services.log.error({ err }, 'could not write the git hooks directory'));
+  const lfs = lfsRoutes(services);
+  app.use(async function smartHttp(ctx: Context, next: Next) {
+    const target = parseGitPath(ctx.path);
+    if (!target) return next();
+    if (target.rest.startsWith('info/lfs/')) return lfs(ctx, target);
+    const op = gitService(ctx, target);
+    if (!op) throw notFound('Not a Git smart-HTTP path');
+    ctx._matchedRoute = `git ${op.service}`;
+    const creating = op.service === 'git-receive-pack';
+    const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating });
+    const user = ctx.state.user ?? null;
+    const pushLog = ctx.method === 'POST' && creating ? await newPushLogPath(services.config.dataDir) : undefined;
+    const gitProtocol = ctx.get('git-protocol');
+    const env: Record<string, string> = {
+      GIT_PROJECT_ROOT: services.config.reposDir,
+      // Built from the stored names, never from the request path, so nothing can walk out of REPOS_DIR.
+      PATH_INFO: `/${repo.org}/${repo.name}.git/${target.rest}`,
+      REQUEST_METHOD: ctx.method,
+      QUERY_STRING: ctx.querystring,
+      CONTENT_TYPE: ctx.get('content-type'),
+      GIT_HTTP_EXPORT_ALL: '1',
+      REMOTE_USER: user?.login ?? '',
+      REMOTE_ADDR: ctx.ip,
+    };
+    if (ctx.get('content-length')) env.CONTENT_LENGTH = ctx.get('content-length');
+    if (ctx.get('content-encoding')) env.HTTP_CONTENT_ENCODING = ctx.get('content-encoding');
+    if (/^[A-Za-z0-9=:.,_-]{1,256}$/.test(gitProtocol)) env.GIT_PROTOCOL = env.HTTP_GIT_PROTOCOL = gitProtocol;
+    if (pushLog) env[PUSH_LOG_VARIABLE] = pushLog;
+    await runHttpBackend(ctx, {
+      hooksDir: await hooksReady,
+      env,
+      log: services.log,
+      onExit: async () => {
+        if (pushLog) await afterPush(services, repo, user, await takePushLog(pushLog));
+      },
+    });
+  });
+}

@@ -1,0 +1,58 @@
+import type { Db } from '../db/connect.ts';
+import { compile } from '../http/validate.ts';
+import { OID_PATTERN, repositoryHasObject, storedSize } from './store.ts';
+
+/** The batch request body of the git-lfs API (docs/api/batch.md). */
+export const parseBatch = compile({
+  type: 'object',
+  required: ['operation', 'objects'],
+  properties: {
+    operation: { type: 'string', enum: ['download', 'upload'] },
+    transfers: { type: 'array', items: { type: 'string' } },
+    ref: { type: 'object', properties: { name: { type: 'string' } } },
+    objects: {
+      type: 'array',
+      maxItems: 10000,
+      items: {
+        type: 'object',
+        required: ['oid', 'size'],
+        properties: { oid: { type: 'string', maxLength: 128 }, size: { type: 'integer', minimum: 0 } },
+      },
+    },
+    hash_algo: { type: 'string' },
+  },
+} as const);
+
+/** Where a repository's LFS objects are fetched and sent, and the header that authorizes it. */
+export interface BatchLinks {
+  objectHref: (oid: string) => string;
+  verifyHref: string;
+  header: Record<string, string>;
+}
+
+/**
+ * Answers each object of a batch request: a download link for an object this repository
+ * holds; an upload (and verify) link for one it does not. An object already stored for
+ * another repository is still uploaded: linking it without the bytes would let anyone who
+ * knows an oid read it out of a repository they cannot see.
+ */
+export async function answerBatch(db: Db, lfsDir: string, repositoryId: number, operation: 'download' | 'upload', objects: { oid: string; size: number }[], links: BatchLinks) {
+  const answers = [];
+  for (const { oid, size } of objects) {
+    if (!OID_PATTERN.test(oid)) {
+      answers.push({ oid, size, error: { code: 422, message: 'The object id must be 64 lowercase hex digits' } });
+      continue;
+    }
+    const held = (await repositoryHasObject(db, repositoryId, oid)) ? await storedSize(lfsDir, oid) : null;
+    const action = (href: string) => ({ href, header: links.header });
+    if (operation === 'download') {
+      if (held === null) answers.push({ oid, size, error: { code: 404, message: 'Object does not exist' } });
+      else answers.push({ oid, size: held, authenticated: true, actions: { download: action(links.objectHref(oid)) } });
+    } else if (held === size) {
+      answers.push({ oid, size, authenticated: true }); // already here: nothing to send
+    } else {
+      answers.push({ oid, size, authenticated: true, actions: { upload: action(links.objectHref(oid)), verify: action(links.verifyHref) } });
+    }
+  }
+  return answers;
+}

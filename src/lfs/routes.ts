@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import type { Context } from 'koa';
+import type { Services } from '../services.ts';
+import type { GitPath } from '../git/smartHttp.ts';
+import { authorizeRepo } from '../git/access.ts';
+import { jsonBody } from '../http/body.ts';
+import { compile } from '../http/validate.ts';
+import { HttpError, notFound, validationFailed } from '../http/errors.ts';
+import { toHttpError } from '../http/onerror.ts';
+import { answerBatch, parseBatch } from './batch.ts';
+import { LfsIntegrityError, linkObject, objectPath, OID_PATTERN, repositoryHasObject, storedSize, writeObject } from './store.ts';
+
+const LFS_TYPE = 'application/vnd.git-lfs+json';
+/** git-lfs reads LFS-Authenticate to know which credentials to send. */
+const LFS_CHALLENGE = { 'LFS-Authenticate': 'Basic realm="Wharf"', 'WWW-Authenticate': 'Basic realm="Wharf"' };
+
+const parseVerify = compile({
+  type: 'object',
+  required: ['oid', 'size'],
+  properties: { oid: { type: 'string', pattern: '^[0-9a-f]{64}$' }, size: { type: 'integer', minimum: 0 } },
+} as const);
+
+/** Reads a JSON (git-lfs+json) body through the shared parser, limits included. */
+async function readJson(ctx: Context): Promise<unknown> {
+  await jsonBody()(ctx, async () => {});
+  return ctx.request.body;
+}
+
+/**
+ * The LFS API under `/<org>/<repo>.git/info/lfs/` (SPEC §11): batch, basic transfer
+ * (GET download, PUT upload, POST verify) and an empty locks API so `git lfs push`
+ * raises no warning. Errors carry git-lfs's `message` beside SPEC §4's `error`.
+ */
+export function lfsRoutes(services: Services) {
+  const { db, config } = services;
+  const repoFor = (ctx: Context, target: GitPath, level: 'read' | 'write') => authorizeRepo(services, ctx, target, level, { challenge: LFS_CHALLENGE });
+
+  async function route(ctx: Context, target: GitPath): Promise<void> {
+    const path = target.rest.slice('info/lfs/'.length);
+    const object = /^objects\/([0-9a-f]{64})$/.exec(path);
+    ctx._matchedRoute = `lfs ${object ? 'objects/:oid' : path}`;
+    if (path === 'objects/batch' && ctx.method === 'POST') {
+      const request = parseBatch(await readJson(ctx));
+      if (request.hash_algo && request.hash_algo !== 'sha256') throw new HttpError(409, 'conflict', 'Only sha256 is supported');
+      const repo = await repoFor(ctx, target, request.operation === 'upload' ? 'write' : 'read');
+      const base = `${config.baseUrl}/${repo.org}/${repo.name}.git/info/lfs`;
+      const authorization = ctx.get('authorization');
+      const objects = await answerBatch(db, config.lfsDir, repo.id, request.operation, request.objects, {
+        objectHref: (oid) => `${base}/objects/${oid}`,
+        verifyHref: `${base}/verify`,
+        header: authorization ? { Authorization: authorization } : {},
+      });
+      ctx.type = LFS_TYPE;
+      ctx.body = { transfer: 'basic', objects, hash_algo: 'sha256' };
+    } else if (object && ctx.method === 'GET') {
+      const repo = await repoFor(ctx, target, 'read');
+      const oid = object[1];
+      const size = (await repositoryHasObject(db, repo.id, oid)) ? await storedSize(config.lfsDir, oid) : null;
+      if (size === null) throw notFound('Object does not exist');
+      ctx.type = 'application/octet-stream';
+      ctx.length = size;
+      ctx.body = fs.createReadStream(objectPath(config.lfsDir, oid));
+    } else if (object && ctx.method === 'PUT') {
+      const repo = await repoFor(ctx, target, 'write');
+      const length = ctx.get('content-length');
+      if (!/^\d{1,15}$/.test(length)) throw new HttpError(411, 'length_required', 'Content-Length is required');
+      try {
+        await writeObject(config.lfsDir, object[1], Number(length), ctx.req);
+      } catch (err) {
+        if (err instanceof LfsIntegrityError) throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
+        if (ctx.req.destroyed || ctx.req.readableAborted) throw new HttpError(400, 'bad_request', 'The upload was interrupted; nothing was stored');
+        throw err;
+      }
+      await linkObject(db, repo.id, object[1], Number(length));
+      ctx.status = 200;
+      ctx.body = '';
+    } else if (path === 'verify' && ctx.method === 'POST') {
+      const { oid, size } = parseVerify(await readJson(ctx));
+      const repo = await repoFor(ctx, target, 'write');
+      const stored = (await repositoryHasObject(db, repo.id, oid)) ? await storedSize(config.lfsDir, oid) : null;
+      if (stored === null) throw notFound('Object does not exist');
+      if (stored !== size) throw validationFailed([{ path: '/size', message: `the object has ${stored} bytes` }], 'Size mismatch');
+      ctx.type = LFS_TYPE;
+      ctx.body = { message: 'ok' };
+    } else if (path === 'locks/verify' && ctx.method === 'POST') {
+      await repoFor(ctx, target, 'write');
+      ctx.type = LFS_TYPE;
+      ctx.body = { ours: [], theirs: [], next_cursor: '' };
+    } else if (path === 'locks' && ctx.method === 'GET') {
+      await repoFor(ctx, target, 'read');
+      ctx.type = LFS_TYPE;
+      ctx.body = { locks: [], next_cursor: '' };
+    } else {
+      throw notFound('Not an LFS API path (file locking is not supported)');
+    }
+  }
+
+  return async function lfs(ctx: Context, target: GitPath): Promise<void> {
+    try {
+      await route(ctx, target);
+    } catch (err) {
+      const e = toHttpError(err);
+      if (e.status >= 500) services.log.error({ err, request_id: ctx.state.requestId }, 'LFS request failed');
+      ctx.status = e.status;
+      for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);
+      ctx.type = LFS_TYPE;
+      ctx.body = { message: e.message, request_id: ctx.state.requestId, error: { code: e.code, message: e.message, details: e.details } };
+    }
+  };
+}
