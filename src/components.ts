@@ -1,9 +1,10 @@
 import type { Mount } from './http/app.ts';
 import type { WorkerFactory } from './server.ts';
 import { gitMount } from './git/smartHttp.ts';
+import { pullSyncWorker } from './domain/pullSync.ts';
 
 /** Route groups served beside the REST API, in order (Git smart HTTP, web UI). */
 export const MOUNTS: Mount[] = [gitMount];
 
 /** Background workers started with the server (webhook dispatcher, import runner). */
-export const WORKERS: WorkerFactory[] = [];
+export const WORKERS: WorkerFactory[] = [pullSyncWorker];

@@ -5,12 +5,18 @@ import { healthRoutes } from './health.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
 import { repoRoutes } from './repos.ts';
+import { issueRoutes } from './issues.ts';
+import { commentRoutes } from './comments.ts';
+import { pipelineRoutes } from './pipelines.ts';
+import { agentActionRoutes } from './agentActions.ts';
+import { pullRoutes } from './pulls.ts';
+import { releaseRoutes } from './releases.ts';
 
 /** A group of API routes; each adds its routes to the router it is given. */
 export type RouteGroup = (router: Router, services: Services) => void;
 
 /** Route groups behind a bearer token. */
-const AUTHENTICATED: RouteGroup[] = [userRoutes, orgRoutes, repoRoutes];
+const AUTHENTICATED: RouteGroup[] = [userRoutes, orgRoutes, repoRoutes, issueRoutes, commentRoutes, pullRoutes, releaseRoutes, pipelineRoutes, agentActionRoutes];
 
 /** The REST API under /api/v1: health and meta open, everything else behind a bearer token. */
 export function apiRouters(services: Services): Router[] {

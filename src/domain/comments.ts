@@ -1,0 +1,79 @@
+import type { Knex } from 'knex';
+import type { Services } from '../services.ts';
+import type { Db } from '../db/connect.ts';
+import type { User } from './accounts.ts';
+import type { Repository } from './repos.ts';
+import { insertedId } from './batch.ts';
+import { findIssue, type Issue } from './issues.ts';
+import { withEvents } from './produce.ts';
+import { producerEvent } from '../events/payloads/index.ts';
+
+/** A comment on an issue or pull request. */
+export interface Comment {
+  id: number;
+  issue_id: number;
+  body: string;
+  author: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+type Conn = Db | Knex.Transaction;
+
+function commentRows(db: Conn) {
+  return db('comments as c').leftJoin('users as u', 'u.id', 'c.author_id').select('c.*', 'u.login as author');
+}
+
+function toComment(r: any): Comment {
+  return { id: Number(r.id), issue_id: Number(r.issue_id), body: r.body, author: r.author ?? null, created_at: Number(r.created_at), updated_at: Number(r.updated_at) };
+}
+
+/** A comment of a repository by id, with the issue or pull request it is on; undefined when there is none. */
+export async function findComment(db: Conn, repo: Repository, id: number): Promise<{ comment: Comment; issue: Issue } | undefined> {
+  const row = await commentRows(db).where({ 'c.id': id, 'c.repository_id': repo.id }).first();
+  if (!row) return undefined;
+  const number = await db('issues').where('id', row.issue_id).first('number');
+  return { comment: toComment(row), issue: (await findIssue(db, repo, Number(number.number)))! };
+}
+
+/** Comments of an issue or pull request, oldest first. */
+export async function listComments(db: Db, issue: Issue): Promise<Comment[]> {
+  return (await commentRows(db).where('c.issue_id', issue.id).orderBy('c.id')).map(toComment);
+}
+
+/** Adds a comment to issue or pull request `number`, raising `comment created`; undefined when there is no such number. */
+export async function createComment(services: Services, repo: Repository, author: User, number: number, body: string) {
+  return withEvents(services, async (trx, raise) => {
+    const issue = await findIssue(trx, repo, number);
+    if (!issue) return undefined;
+    const now = Date.now();
+    const [row] = await trx('comments').insert({ repository_id: repo.id, issue_id: issue.id, body, author_id: author.id, created_at: now, updated_at: now }).returning('id');
+    const { comment } = (await findComment(trx, repo, insertedId(row)))!;
+    raise(producerEvent(services.config, 'comment', 'created', repo, author, { comment, issue }));
+    return comment;
+  });
+}
+
+/** Changes a comment's body, raising `comment edited` when it changed; undefined when there is no such comment. */
+export async function updateComment(services: Services, repo: Repository, sender: User, id: number, body: string) {
+  return withEvents(services, async (trx, raise) => {
+    const found = await findComment(trx, repo, id);
+    if (!found) return undefined;
+    if (found.comment.body === body) return found.comment;
+    await trx('comments').where('id', id).update({ body, updated_at: Date.now() });
+    const { comment, issue } = (await findComment(trx, repo, id))!;
+    raise(producerEvent(services.config, 'comment', 'edited', repo, sender, { comment, issue }));
+    return comment;
+  });
+}
+
+/** Deletes a comment, raising `comment deleted` with the comment as it was; false when there is no such comment. */
+export async function deleteComment(services: Services, repo: Repository, sender: User, id: number): Promise<boolean> {
+  return withEvents(services, async (trx, raise) => {
+    const found = await findComment(trx, repo, id);
+    if (!found) return false;
+    await trx('comments').where('id', id).delete();
+    raise(producerEvent(services.config, 'comment', 'deleted', repo, sender, found));
+    return true;
+  });
+}

@@ -1,0 +1,49 @@
+import type { Config } from '../../config.ts';
+import type { User } from '../../domain/accounts.ts';
+import type { Repository } from '../../domain/repos.ts';
+import { repositoryPayload, senderPayload } from '../common.ts';
+import type { NewEvent } from '../types.ts';
+import { agentPayload } from './agent.ts';
+import { commentPayload } from './comment.ts';
+import { issuePayload } from './issue.ts';
+import { pipelinePayload } from './pipeline.ts';
+import { pullRequestPayload } from './pullRequest.ts';
+import { releasePayload } from './release.ts';
+
+/** One small builder per event type a producer raises; each returns the fields beyond the common ones. */
+const BUILDERS = {
+  issue: issuePayload,
+  comment: commentPayload,
+  pull_request: pullRequestPayload,
+  release: releasePayload,
+  pipeline: pipelinePayload,
+  agent: agentPayload,
+} as const;
+
+/** The action values of each producer event type (SPEC §6). */
+export interface Actions {
+  issue: 'opened' | 'edited' | 'closed' | 'reopened';
+  comment: 'created' | 'edited' | 'deleted';
+  pull_request: 'opened' | 'edited' | 'closed' | 'reopened' | 'synchronize';
+  release: 'published';
+  pipeline: 'status_changed';
+  agent: 'performed';
+}
+
+/** Who caused an event; null when the user is gone (shown as `ghost`). */
+export type Sender = Pick<User, 'id' | 'login'> | null;
+
+type ProducedType = keyof typeof BUILDERS;
+type Subject<K extends ProducedType> = Parameters<(typeof BUILDERS)[K]>[2];
+
+/** An outbox event of a producer: `event`, `action`, `repository` and `sender`, plus what the type's builder adds. */
+export function producerEvent<K extends ProducedType>(config: Config, type: K, action: Actions[K], repo: Repository, sender: Sender, subject: Subject<K>): NewEvent {
+  const build = BUILDERS[type] as (config: Config, repo: Repository, subject: Subject<K>) => Record<string, unknown>;
+  return {
+    repositoryId: repo.id,
+    type,
+    action,
+    senderId: sender?.id ?? null,
+    payload: { event: type, action, ...build(config, repo, subject), repository: repositoryPayload(config, repo), sender: senderPayload(sender) },
+  };
+}

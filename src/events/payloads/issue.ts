@@ -1,0 +1,19 @@
+import type { Config } from '../../config.ts';
+import type { Repository } from '../../domain/repos.ts';
+import type { Issue } from '../../domain/issues.ts';
+import { repoUrl } from './urls.ts';
+
+/** `issue` payload body (SPEC §6): the issue as it is after the change. */
+export function issuePayload(config: Config, repo: Repository, issue: Issue) {
+  return {
+    issue: {
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      state: issue.state,
+      labels: issue.labels,
+      assignees: issue.assignees,
+      url: repoUrl(config, repo, 'issues', issue.number),
+    },
+  };
+}

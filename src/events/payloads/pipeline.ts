@@ -1,0 +1,20 @@
+import type { Config } from '../../config.ts';
+import type { Repository } from '../../domain/repos.ts';
+import type { Pipeline, PipelineStatus } from '../../domain/pipelines.ts';
+import { repoUrl } from './urls.ts';
+
+/** `pipeline` payload body (SPEC §6): the pipeline with its new status and the one before (null when it was just created). */
+export function pipelinePayload(config: Config, repo: Repository, subject: { pipeline: Pipeline; previousStatus: PipelineStatus | null }) {
+  const { pipeline } = subject;
+  return {
+    pipeline: {
+      id: pipeline.id,
+      name: pipeline.name,
+      ref: pipeline.ref,
+      sha: pipeline.sha,
+      status: pipeline.status,
+      previous_status: subject.previousStatus,
+      url: repoUrl(config, repo, 'pipelines', pipeline.id),
+    },
+  };
+}

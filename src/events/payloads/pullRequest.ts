@@ -1,0 +1,23 @@
+import type { Config } from '../../config.ts';
+import type { Repository } from '../../domain/repos.ts';
+import type { PullRequest } from '../../domain/pulls.ts';
+import { repoUrl } from './urls.ts';
+
+/** `pull_request` payload body (SPEC §6): the number and the pull request as it is after the change. */
+export function pullRequestPayload(config: Config, repo: Repository, pull: PullRequest) {
+  return {
+    number: pull.number,
+    pull_request: {
+      number: pull.number,
+      title: pull.title,
+      body: pull.body,
+      state: pull.state,
+      merged: pull.merged,
+      merged_at: pull.merged_at === null ? null : new Date(pull.merged_at).toISOString(),
+      head: { ref: pull.head_ref, sha: pull.head_sha },
+      base: { ref: pull.base_ref, sha: pull.base_sha },
+      user: pull.author,
+      url: repoUrl(config, repo, 'pulls', pull.number),
+    },
+  };
+}
