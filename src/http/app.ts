@@ -4,6 +4,7 @@ import { apiRouters } from '../api/index.ts';
 import { requestId } from './requestId.ts';
 import { errorRenderer } from './onerror.ts';
 import { requestLog } from './requestLog.ts';
+import { httpMetrics } from '../api/metrics.ts';
 
 /** Extra route groups mounted beside the API (Git transport, web UI), in order. */
 export type Mount = (app: Koa, services: Services) => void;
@@ -16,6 +17,7 @@ export function createApp(services: Services, mounts: Mount[] = []): Koa {
   app.on('error', (err) => services.log.debug({ err }, 'koa error after response'));
   app.use(requestId);
   app.use(requestLog(services.log));
+  app.use(httpMetrics(services));
   app.use(errorRenderer(services.log));
   for (const mount of mounts) mount(app, services);
   // No allowedMethods(): an unsupported method is a 404 like any unknown path, as on GitHub.

@@ -1,0 +1,118 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { notifyDeliveries, type Services } from '../services.ts';
+import { repoAccess } from '../http/repoAccess.ts';
+import { jsonBody } from '../http/body.ts';
+import { compile } from '../http/validate.ts';
+import { notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
+import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
+import { targetProblem, MAX_URL_LENGTH } from '../webhooks/target.ts';
+import { validBranchFilter } from '../webhooks/match.ts';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, WebhookRefused, type WebhookInput } from '../webhooks/store.ts';
+import { lastDeliveries } from '../webhooks/history.ts';
+import type { Delivery } from '../webhooks/deliveries.ts';
+import type { Config } from '../config.ts';
+import { idParam } from './params.ts';
+import { iso } from './present.ts';
+
+const fields = {
+  url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH },
+  content_type: { type: 'string', enum: ['json'] },
+  secret: { type: 'string', minLength: 1, maxLength: 1024 },
+  events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: WEBHOOK_EVENTS } },
+  active: { type: 'boolean' },
+  branch_filter: { type: ['string', 'null'], maxLength: 255 },
+} as const;
+
+const parseCreate = compile({ type: 'object', additionalProperties: false, required: ['url'], properties: fields } as const);
+const parseUpdate = compile({ type: 'object', additionalProperties: false, properties: fields } as const);
+
+/** The API form of a webhook (SPEC §5.1): never its secret. */
+export function presentWebhook(config: Config, hook: Webhook, last: Delivery | undefined) {
+  const base = `${config.baseUrl}/api/v1/webhooks/${hook.id}`;
+  return {
+    id: hook.id,
+    url: hook.url,
+    content_type: hook.content_type,
+    events: hook.events,
+    active: hook.active,
+    branch_filter: hook.branch_filter,
+    created_at: iso(hook.created_at),
+    updated_at: iso(hook.updated_at),
+    has_secret: true,
+    last_delivery: last
+      ? { id: last.id, result: last.status === 'success' ? 'Success' : last.status === 'failed' ? 'Failed' : null, status_code: last.status_code, timestamp: iso(last.last_attempt_at) }
+      : null,
+    deliveries_url: `${base}/deliveries`,
+    ping_url: `${base}/ping`,
+  };
+}
+
+/** Checks what the schema cannot (URL target, glob) and normalizes; throws one 422 naming every problem. */
+async function checkInput(config: Config, input: WebhookInput): Promise<WebhookInput> {
+  const details: ErrorDetail[] = [];
+  if (input.url !== undefined) {
+    const problem = await targetProblem(config.webhookAllowedHosts, input.url);
+    if (problem) details.push({ path: '/url', message: problem });
+  }
+  let branchFilter = input.branch_filter;
+  if (branchFilter === '') branchFilter = null;
+  if (typeof branchFilter === 'string' && !validBranchFilter(branchFilter)) details.push({ path: '/branch_filter', message: 'is not a valid glob' });
+  if (details.length > 0) throw validationFailed(details);
+  const events = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
+  return { ...input, branch_filter: branchFilter, events };
+}
+
+function refused(err: unknown): never {
+  if (err instanceof WebhookRefused) throw validationFailed([{ path: err.path, message: err.message }]);
+  throw err;
+}
+
+/** The webhook of :id in the repository loaded by repoAccess, or 404. */
+async function hookOfRepo(services: Services, ctx: Context): Promise<Webhook> {
+  const hook = await findWebhook(services.db, idParam(ctx.params.id, 'Webhook not found'));
+  if (!hook || hook.repository_id !== ctx.state.repo.id) throw notFound('Webhook not found');
+  return hook;
+}
+
+/** Webhook CRUD under /repos/:org/:repo/webhooks, for organization owners (SPEC §5.2). */
+export function webhookRoutes(router: Router, services: Services) {
+  const { db, config } = services;
+  const owner = repoAccess(db, 'admin');
+  const present = async (hooks: Webhook[]) => {
+    const last = await lastDeliveries(db, hooks.map((h) => h.id));
+    return hooks.map((h) => presentWebhook(config, h, last.get(h.id)));
+  };
+
+  router.post('/repos/:org/:repo/webhooks', owner, jsonBody(), async (ctx) => {
+    const input = await checkInput(config, parseCreate(ctx.request.body));
+    const created = await createWebhook(db, config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! }).catch(refused);
+    if (created.webhook.active) notifyDeliveries(services);
+    ctx.status = 201;
+    ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/webhooks/${created.webhook.id}`);
+    // The only answer that ever carries the secret.
+    ctx.body = { ...(await present([created.webhook]))[0], secret: created.secret };
+  });
+
+  router.get('/repos/:org/:repo/webhooks', owner, async (ctx) => {
+    ctx.body = await present(await listWebhooks(db, ctx.state.repo.id));
+  });
+
+  router.get('/repos/:org/:repo/webhooks/:id', owner, async (ctx) => {
+    ctx.body = (await present([await hookOfRepo(services, ctx)]))[0];
+  });
+
+  router.patch('/repos/:org/:repo/webhooks/:id', owner, jsonBody(), async (ctx) => {
+    const hook = await hookOfRepo(services, ctx);
+    const input = await checkInput(config, parseUpdate(ctx.request.body ?? {}));
+    const updated = await updateWebhook(db, hook.id, input).catch(refused);
+    if (!updated) throw notFound('Webhook not found');
+    ctx.body = (await present([updated]))[0];
+  });
+
+  router.delete('/repos/:org/:repo/webhooks/:id', owner, async (ctx) => {
+    const hook = await hookOfRepo(services, ctx);
+    await deleteWebhook(db, hook.id);
+    ctx.status = 204;
+  });
+}

@@ -1,0 +1,18 @@
+import { Agent } from 'undici';
+import type { Config } from '../config.ts';
+import { policyConnector } from '../net/connector.ts';
+
+/**
+ * The one keep-alive Agent deliveries go through. Its connector resolves, checks the
+ * host policy on the address actually connected to, and binds DELIVERY_SOURCE_ADDRESS,
+ * on every new connection (SPEC §7.3, §7.4).
+ */
+export function deliveryAgent(config: Config): Agent {
+  return new Agent({
+    connect: policyConnector(config.webhookAllowedHosts, { localAddress: config.deliverySourceAddress, timeout: config.webhookTimeoutMs }),
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 60_000,
+    headersTimeout: config.webhookTimeoutMs,
+    bodyTimeout: config.webhookTimeoutMs,
+  });
+}

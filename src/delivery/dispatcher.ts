@@ -1,0 +1,228 @@
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import PQueue from 'p-queue';
+import type { Services } from '../services.ts';
+import type { Worker } from '../server.ts';
+import { isPostgres } from '../db/connect.ts';
+import { deliveryBodies } from '../webhooks/deliveries.ts';
+import { toWebhook, type Webhook } from '../webhooks/model.ts';
+import { claimDue, type Claimed } from './claim.ts';
+import { recordResults, type AttemptResult } from './complete.ts';
+import { nextDueAt } from './nextDue.ts';
+import { pruneFinished } from './prune.ts';
+import { nextStep, retryAfterMs } from './schedule.ts';
+import { deliveryHeaders } from './sign.ts';
+import { sendAttempt, type Outcome } from './send.ts';
+import { deliveryAgent } from './agent.ts';
+import { CHANNEL, listenForDeliveries, type Listener } from './listen.ts';
+import { deliveryMetrics } from './metrics.ts';
+
+/** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
+const IDLE_POLL_MS = 2000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+/**
+ * The webhook dispatcher (a Worker): claims due deliveries, sends them through one
+ * keep-alive Agent with at most WEBHOOK_CONCURRENCY in flight (p-queue), and writes
+ * each result. Woken at once by the 'deliveries' signal after a commit, by NOTIFY from
+ * other processes on Postgres, and by a timer for retries falling due.
+ */
+export function createDispatcher(services: Services): Worker {
+  const { db, config, log } = services;
+  const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const concurrency = config.webhookConcurrency;
+  // Long enough to cover one attempt and the batched result write that follows it.
+  const leaseMs = 2 * config.webhookTimeoutMs + 10_000;
+  const metrics = deliveryMetrics(services);
+  const queue = new PQueue({ concurrency });
+  const agent = deliveryAgent(config);
+  const postgres = isPostgres(db);
+  let stopping = false;
+  let looping: Promise<void> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let listener: Listener | undefined;
+  let results: AttemptResult[] = [];
+  let flushing: Promise<void> | null = null;
+  let notifying = false;
+  let notifyAgain = false;
+
+  const wake = () => {
+    if (stopping) return;
+    if (looping) {
+      again = true;
+      return;
+    }
+    looping = loop().catch((err) => log.error({ err }, 'delivery dispatcher loop failed')).finally(() => {
+      looping = null;
+      void armTimer();
+    });
+  };
+
+  async function loop() {
+    do {
+      again = false;
+      while (!stopping) {
+        const free = concurrency - queue.size - queue.pending;
+        if (free <= 0) break;
+        const claimed = await claimDue(db, { owner, limit: free, now: Date.now(), leaseMs, firstDelayMs: config.webhookRetrySchedule[0] });
+        if (claimed.length === 0) break;
+        await enqueue(claimed);
+        if (claimed.length < free) break;
+      }
+    } while (again && !stopping);
+  }
+
+  async function enqueue(claimed: Claimed[]) {
+    const bodies = await deliveryBodies(db, claimed);
+    const hooks = new Map<number, Webhook>();
+    const hookIds = [...new Set(claimed.map((c) => c.webhook_id))];
+    for (const row of await db('webhooks').whereIn('id', hookIds)) hooks.set(Number(row.id), toWebhook(row));
+    for (const c of claimed) {
+      const hook = hooks.get(c.webhook_id);
+      const body = bodies.get(c.id);
+      // A webhook deleted since the claim: its row went with it, nothing to send.
+      if (!hook || body === undefined) continue;
+      void queue.add(() => attempt(c, hook, Buffer.from(body, 'utf8')));
+    }
+  }
+
+  async function attempt(c: Claimed, hook: Webhook, body: Buffer) {
+    metrics.inFlight += 1;
+    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: hook.id, secret: hook.secret, body, now: Date.now() });
+    let outcome: Outcome;
+    try {
+      outcome = await sendAttempt(agent, hook.url, headers, body, config.webhookTimeoutMs);
+    } finally {
+      metrics.inFlight -= 1;
+    }
+    const retryAfter = outcome.responseHeaders?.['retry-after'];
+    const step = nextStep({
+      statusCode: outcome.statusCode,
+      retryAfterMs: retryAfterMs(retryAfter, outcome.endedAt),
+      attempts: c.attempts,
+      endedAt: outcome.endedAt,
+      schedule: config.webhookRetrySchedule,
+    });
+    const ok = step.status === 'success';
+    metrics.observe(ok ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
+    // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
+    log.info(
+      { delivery_id: c.id, guid: c.guid, webhook_id: hook.id, event: c.event, attempt: c.attempts, target: new URL(hook.url).origin, status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
+      'delivery attempt',
+    );
+    results.push({
+      deliveryId: c.id,
+      attempt: c.attempts,
+      status: step.status,
+      nextAttemptAt: step.nextAttemptAt,
+      startedAt: outcome.startedAt,
+      endedAt: outcome.endedAt,
+      durationMs: outcome.durationMs,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      requestHeaders: headers,
+      responseHeaders: outcome.responseHeaders,
+      responseBody: outcome.responseBody,
+    });
+    void flush();
+    // A slot is free: look for more due work.
+    wake();
+  }
+
+  /** Writes the results gathered so far in one transaction; one flush at a time, the next takes what piled up meanwhile. */
+  function flush(): Promise<void> {
+    if (flushing) return flushing;
+    flushing = (async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      while (results.length > 0) {
+        const batch = results;
+        results = [];
+        try {
+          await recordResults(db, owner, batch);
+        } catch (err) {
+          // Not written: the leases run out and the deliveries are sent again (at-least-once).
+          log.error({ err }, 'could not record delivery results');
+        }
+      }
+    })().finally(() => {
+      flushing = null;
+      if (results.length > 0) void flush();
+      else void armTimer();
+    });
+    return flushing;
+  }
+
+  async function armTimer() {
+    if (stopping) return;
+    let wait = IDLE_POLL_MS;
+    try {
+      const due = await nextDueAt(db);
+      if (due !== null) wait = Math.min(wait, Math.max(0, due - Date.now()));
+    } catch (err) {
+      log.warn({ err }, 'could not read the next due delivery');
+    }
+    if (stopping) return;
+    clearTimeout(timer);
+    timer = setTimeout(wake, wait);
+  }
+
+  /** Tells other processes on the same Postgres (after the commit that made the work). */
+  async function announce() {
+    if (notifying) {
+      notifyAgain = true;
+      return;
+    }
+    notifying = true;
+    try {
+      do {
+        notifyAgain = false;
+        await db.raw(`NOTIFY ${CHANNEL}`);
+      } while (notifyAgain && !stopping);
+    } catch (err) {
+      log.warn({ err }, 'could not announce deliveries');
+    } finally {
+      notifying = false;
+    }
+  }
+
+  const onLocalWork = () => {
+    wake();
+    if (postgres) void announce();
+  };
+
+  async function prune() {
+    try {
+      const n = await pruneFinished(db, Date.now() - config.deliveryRetentionMs);
+      if (n > 0) log.info({ deliveries: n }, 'pruned finished deliveries');
+    } catch (err) {
+      log.warn({ err }, 'could not prune deliveries');
+    }
+  }
+
+  return {
+    async start() {
+      services.signals.on('deliveries', onLocalWork);
+      if (postgres) listener = listenForDeliveries(config.databaseUrl, wake, log);
+      pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+      pruneTimer.unref();
+      void prune();
+      // Resumes everything that fell due while no process was running.
+      wake();
+    },
+    async stop() {
+      stopping = true;
+      services.signals.off('deliveries', onLocalWork);
+      clearTimeout(timer);
+      clearInterval(pruneTimer);
+      await listener?.close();
+      // No new claims; attempts in flight finish and their results are written.
+      await looping;
+      await queue.onIdle();
+      while (flushing || results.length > 0) await flush();
+      await agent.close();
+    },
+  };
+}
+

@@ -1,0 +1,40 @@
+import { EVENT_TYPES } from '../events/types.ts';
+
+/** The event names a webhook may list: the seven types of SPEC §6, or `*` for all of them. */
+export const WEBHOOK_EVENTS = [...EVENT_TYPES, '*'] as const;
+
+/** At most this many webhooks per repository (SPEC §5.2). */
+export const MAX_WEBHOOKS_PER_REPOSITORY = 20;
+
+/** A webhook row, parsed. `secret` stays inside the server: presenters never copy it. */
+export interface Webhook {
+  id: number;
+  repository_id: number;
+  url: string;
+  content_type: 'json';
+  secret: string;
+  events: string[];
+  active: boolean;
+  branch_filter: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Parses a `webhooks` row from either dialect (booleans, bigints and JSON text differ). */
+export function toWebhook(row: any): Webhook {
+  return {
+    id: Number(row.id),
+    repository_id: Number(row.repository_id),
+    url: row.url,
+    content_type: 'json',
+    secret: row.secret,
+    events: JSON.parse(row.events),
+    active: Boolean(row.active),
+    branch_filter: row.branch_filter ?? null,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
+
+/** Delivery states; `pending` covers both waiting and in flight. */
+export type DeliveryStatus = 'pending' | 'success' | 'failed';

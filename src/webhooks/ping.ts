@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Config } from '../config.ts';
+import type { Repository } from '../domain/repos.ts';
+import type { User } from '../domain/accounts.ts';
+import { repositoryPayload, senderPayload } from '../events/common.ts';
+import type { Webhook } from './model.ts';
+
+const ZEN = ['Keep it logically awesome.', 'Design for failure.', 'Half measures are as bad as nothing at all.', 'Anything added dilutes everything else.', 'Approachable is better than simple.'];
+
+/** The `ping` payload of SPEC §6: the hook as it is now, a zen line, repository and sender. */
+export function pingPayload(config: Config, repo: Repository, sender: User | null, hook: Webhook) {
+  return {
+    event: 'ping',
+    zen: ZEN[Math.floor(Math.random() * ZEN.length)],
+    hook_id: hook.id,
+    hook: { id: hook.id, url: hook.url, content_type: hook.content_type, events: hook.events },
+    repository: repositoryPayload(config, repo),
+    sender: senderPayload(sender),
+  };
+}
+
+/**
+ * Writes a `ping` delivery for one webhook, whatever its events and even when inactive;
+ * its bytes are kept on the delivery itself as no event row stands behind it.
+ * Returns the delivery id. Call notifyDeliveries() after the commit.
+ */
+export async function insertPing(trx: Knex | Knex.Transaction, config: Config, repo: Repository, sender: User | null, hook: Webhook): Promise<number> {
+  const now = Date.now();
+  const [row] = await trx('deliveries')
+    .insert({
+      webhook_id: hook.id,
+      payload: JSON.stringify(pingPayload(config, repo, sender, hook)),
+      guid: randomUUID(),
+      event: 'ping',
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      created_at: now,
+    })
+    .returning('id');
+  return Number(typeof row === 'object' ? row.id : row);
+}

@@ -1,0 +1,111 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/connect.ts';
+import { isPostgres } from '../db/connect.ts';
+import { generateSecret } from './secret.ts';
+import { MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
+import { insertPing } from './ping.ts';
+import type { Repository } from '../domain/repos.ts';
+import type { Config } from '../config.ts';
+import type { User } from '../domain/accounts.ts';
+
+/** Fields a caller sets on a webhook; all optional on update. */
+export interface WebhookInput {
+  url?: string;
+  content_type?: 'json';
+  secret?: string;
+  events?: string[];
+  active?: boolean;
+  branch_filter?: string | null;
+}
+
+/** Why a create or update was refused: a JSON Pointer and a message, for a 422. */
+export class WebhookRefused extends Error {
+  constructor(readonly path: string, message: string) {
+    super(message);
+  }
+}
+
+function isUniqueViolation(err: any): boolean {
+  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** The webhooks of a repository, oldest first. */
+export async function listWebhooks(db: Db, repositoryId: number): Promise<Webhook[]> {
+  return (await db('webhooks').where('repository_id', repositoryId).orderBy('id')).map(toWebhook);
+}
+
+/** A webhook by its global id, or undefined. */
+export async function findWebhook(db: Db | Knex.Transaction, id: number): Promise<Webhook | undefined> {
+  const row = await db('webhooks').where('id', id).first();
+  return row ? toWebhook(row) : undefined;
+}
+
+/**
+ * Creates a webhook (at most 20 per repository, one per URL) and, when it is active,
+ * its first `ping` delivery in the same transaction. Returns the webhook and the secret,
+ * which the caller shows once and never again. Call notifyDeliveries() after.
+ */
+export async function createWebhook(db: Db, config: Config, repo: Repository, sender: User, input: WebhookInput & { url: string }): Promise<{ webhook: Webhook; secret: string }> {
+  const secret = input.secret ?? generateSecret();
+  const webhook = await db.transaction(async (trx) => {
+    // Serialize creations per repository on Postgres so the limit of 20 holds under races.
+    if (isPostgres(db)) await trx('repositories').where('id', repo.id).forUpdate().first('id');
+    const [{ count }] = await trx('webhooks').where('repository_id', repo.id).count({ count: '*' });
+    if (Number(count) >= MAX_WEBHOOKS_PER_REPOSITORY) throw new WebhookRefused('/', `a repository has at most ${MAX_WEBHOOKS_PER_REPOSITORY} webhooks`);
+    const now = Date.now();
+    let id: number;
+    try {
+      const [row] = await trx('webhooks')
+        .insert({
+          repository_id: repo.id,
+          url: input.url,
+          content_type: 'json',
+          secret,
+          events: JSON.stringify(input.events ?? ['push']),
+          active: input.active ?? true,
+          branch_filter: input.branch_filter ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id');
+      id = Number(typeof row === 'object' ? row.id : row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new WebhookRefused('/url', 'this repository already has a webhook with this URL');
+      throw err;
+    }
+    const hook = (await findWebhook(trx, id))!;
+    // As GitHub does: a new active webhook is sent a ping at once.
+    if (hook.active) await insertPing(trx, config, repo, sender, hook);
+    return hook;
+  });
+  return { webhook, secret };
+}
+
+/** Applies a partial update; undefined when the webhook is gone. */
+export async function updateWebhook(db: Db, id: number, input: WebhookInput): Promise<Webhook | undefined> {
+  const patch: Record<string, unknown> = { updated_at: Date.now() };
+  if (input.url !== undefined) patch.url = input.url;
+  if (input.secret !== undefined) patch.secret = input.secret;
+  if (input.events !== undefined) patch.events = JSON.stringify(input.events);
+  if (input.active !== undefined) patch.active = input.active;
+  if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
+  try {
+    const n = await db('webhooks').where('id', id).update(patch);
+    if (n === 0) return undefined;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new WebhookRefused('/url', 'this repository already has a webhook with this URL');
+    throw err;
+  }
+  return findWebhook(db, id);
+}
+
+/**
+ * Deletes a webhook and cancels its pending deliveries: they go with it (cascade), and
+ * an attempt already in flight finds no row to record into, so nothing is retried.
+ */
+export async function deleteWebhook(db: Db, id: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    await trx('deliveries').where({ webhook_id: id, status: 'pending' }).delete();
+    return (await trx('webhooks').where('id', id).delete()) > 0;
+  });
+}
