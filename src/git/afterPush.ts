@@ -22,9 +22,12 @@ export interface PushedSignal {
  */
 export async function afterPush(services: Services, repo: Repository, sender: User | null, updates: RefUpdate[]): Promise<void> {
   if (updates.length === 0) return;
+  const started = performance.now();
   const settled = await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo);
   const events = await pushEventsFor(services, settled, sender, updates);
+  const built = performance.now();
   await services.db.transaction((trx) => recordEvents(trx, events));
+  services.log.info({ repository: `${repo.org}/${repo.name}`, refs: updates.length, build_ms: Math.round(built - started), record_ms: Math.round(performance.now() - built) }, 'push recorded');
   notifyDeliveries(services);
   services.signals.emit('pushed', { repositoryId: repo.id, senderId: sender?.id ?? null, updates } satisfies PushedSignal);
 }
