@@ -50,6 +50,8 @@ export function gitIn(dir: string, args: string[], input = ''): Promise<string> 
     const child = execFile('git', args, { cwd: dir, env: { PATH: process.env.PATH, HOME: '/nonexistent', ...IDENTITY } }, (err, stdout, stderr) =>
       err ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout.trim()),
     );
+    // git commands that take no input may exit before reading it.
+    child.stdin!.on('error', () => {});
     child.stdin!.end(input);
   });
 }
