@@ -1,0 +1,80 @@
+import type { Context, Next } from 'koa';
+import getRawBody from 'raw-body';
+import type { Services } from '../services.ts';
+import { ApiError, type ApiErrorDetail } from './apiClient.ts';
+import { clearCookie } from './cookies.ts';
+import { redirectWithFlash, SESSION_COOKIE, ui } from './context.ts';
+import { html } from './html.ts';
+import { renderPage } from './layout.ts';
+import { destroySession } from './session.ts';
+
+/** An error a UI handler raises to show an error page with a status. */
+export class PageError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+    readonly details: ApiErrorDetail[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Raised by pages that need a signed-in user; the browser is sent to the sign-in page and back. */
+export class SignInRequired extends Error {}
+
+/** The signed-in user's API client, or SignInRequired. */
+export function requireApi(ctx: Context) {
+  const api = ui(ctx).api;
+  if (!api) throw new SignInRequired('sign in first');
+  return api;
+}
+
+/** Limit of a form body; the biggest form (a webhook) is far below it. */
+export const FORM_LIMIT = 64 * 1024;
+
+/** Reads an `application/x-www-form-urlencoded` body; other bodies and oversize ones are errors shown as pages. */
+export async function readForm(ctx: Context): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new PageError(415, 'Unsupported form', 'Forms are sent as application/x-www-form-urlencoded.');
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > FORM_LIMIT) throw new PageError(413, 'Form too large', 'The form is over its size limit.');
+  try {
+    return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_LIMIT, encoding: 'utf8', length: declared || undefined }));
+  } catch (err: any) {
+    if (err?.type === 'entity.too.large') throw new PageError(413, 'Form too large', 'The form is over its size limit.');
+    throw new PageError(400, 'Bad request', 'The form could not be read.');
+  }
+}
+
+const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 409: 'Conflict', 422: 'Not accepted', 429: 'Too many requests' };
+
+/** Renders an error page. */
+export function errorPage(ctx: Context, status: number, title: string, message: string, details: ApiErrorDetail[] = []): void {
+  const list = details.length ? html`<ul class="errors">${details.map((d) => html`<li><code>${d.path}</code> ${d.message}</li>`)}</ul>` : '';
+  renderPage(ctx, { title, status }, html`<section class="card error-page"><h1>${title}</h1><p>${message}</p>${list}<p><a href="/">Back to the start page</a></p></section>`);
+}
+
+/**
+ * Turns what UI handlers throw into HTML pages: API errors keep their status (a 401
+ * from the API means the session's token stopped working, so the session ends),
+ * unknown errors become a 500 page with the request id, logged like the API's.
+ */
+export function uiErrors(services: Services) {
+  return async function renderUiError(ctx: Context, next: Next) {
+    try {
+      await next();
+    } catch (err: any) {
+      if (err instanceof ApiError && err.status === 401 && ui(ctx)?.session) {
+        await destroySession(services.db, ui(ctx).session!.id);
+        clearCookie(ctx, SESSION_COOKIE, ui(ctx).secure);
+        redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(ctx.path)}`, 'Your token no longer works; sign in again.', 'error');
+        return;
+      }
+      if (err instanceof SignInRequired) return redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(ctx.path)}`, 'Sign in to see that page.');
+      if (err instanceof PageError) return errorPage(ctx, err.status, err.title, err.message, err.details);
+      if (err instanceof ApiError && err.status < 500) return errorPage(ctx, err.status, TITLES[err.status] ?? 'Request refused', err.message, err.details);
+      services.log.error({ err, request_id: ctx.state.requestId }, 'web UI request failed');
+      errorPage(ctx, 500, 'Something went wrong', `The server could not show this page. Request id: ${ctx.state.requestId}.`);
+    }
+  };
+}

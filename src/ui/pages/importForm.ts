@@ -1,0 +1,123 @@
+import type { Context } from 'koa';
+import { html, type SafeHtml } from '../html.ts';
+import { csrfField } from '../layout.ts';
+import type { FieldErrors } from './webhookForm.ts';
+
+/** Where an import comes from: any Git URL, or a repository on one of three hosted services. */
+export type Source = 'git' | 'github' | 'gitlab' | 'bitbucket';
+
+/**
+ * Hosted services: the clone URL of `owner/repo`, and the user name each expects beside a
+ * token given as the password (GitHub app/PAT tokens, GitLab OAuth and personal tokens, Bitbucket access tokens).
+ */
+export const HOSTED: Record<Exclude<Source, 'git'>, { label: string; host: string; username: string }> = {
+  github: { label: 'GitHub', host: 'github.com', username: 'x-access-token' },
+  gitlab: { label: 'GitLab', host: 'gitlab.com', username: 'oauth2' },
+  bitbucket: { label: 'Bitbucket', host: 'bitbucket.org', username: 'x-token-auth' },
+};
+
+/** The import form's values. */
+export interface ImportValues {
+  source: Source;
+  url: string;
+  path: string;
+  username: string;
+  password: string;
+  token: string;
+  org: string;
+  name: string;
+  visibility: 'public' | 'internal' | 'private';
+}
+
+/** Reads the submitted form. */
+export function importValuesFromForm(form: URLSearchParams): ImportValues {
+  const source = form.get('source');
+  const visibility = form.get('visibility');
+  return {
+    source: source === 'github' || source === 'gitlab' || source === 'bitbucket' ? source : 'git',
+    url: (form.get('url') ?? '').trim(),
+    path: (form.get('path') ?? '').trim().replace(/^\/+|\/+$/g, ''),
+    username: (form.get('username') ?? '').trim(),
+    password: form.get('password') ?? '',
+    token: (form.get('token') ?? '').trim(),
+    org: (form.get('org') ?? '').trim(),
+    name: (form.get('name') ?? '').trim(),
+    visibility: visibility === 'public' || visibility === 'internal' ? visibility : 'private',
+  };
+}
+
+/** The body of POST /api/v1/repos/import for these values, or the form's own errors. */
+export function importRequest(values: ImportValues): { body?: Record<string, string>; errors?: FieldErrors } {
+  const errors: FieldErrors = {};
+  const body: Record<string, string> = { target_org: values.org, visibility: values.visibility };
+  if (values.source === 'git') {
+    if (!values.url) errors.url = ['Enter the URL to clone from.'];
+    body.source_url = values.url;
+    if (values.username || values.password) {
+      body.auth_username = values.username || 'git';
+      body.auth_password = values.password;
+    }
+  } else {
+    const hosted = HOSTED[values.source];
+    // GitLab repositories may sit in nested groups: group/subgroup/project.
+    const pattern = values.source === 'gitlab' ? /^[\w.-]+(\/[\w.-]+)+$/ : /^[\w.-]+\/[\w.-]+$/;
+    if (!pattern.test(values.path) || values.path.includes('..')) errors.path = ['Enter owner/repository, e.g. octocat/hello-world.'];
+    body.source_url = `https://${hosted.host}/${values.path.replace(/\.git$/, '')}.git`;
+    if (values.token) {
+      body.auth_username = hosted.username;
+      body.auth_password = values.token;
+    }
+  }
+  const derived = (values.source === 'git' ? values.url : values.path).replace(/\/+$/, '').split(/[/:]/).pop()?.replace(/\.git$/, '') ?? '';
+  body.name = values.name || derived;
+  if (!body.name) errors.name = ['Enter a name for the new repository.'];
+  if (!values.org) errors.org = ['Choose an organization.'];
+  return Object.keys(errors).length ? { errors } : { body };
+}
+
+function err(errors: FieldErrors, field: string): SafeHtml | '' {
+  return errors[field] ? html`<p class="field-error" id="${field}-error">${errors[field].join('; ')}</p>` : '';
+}
+
+function aria(errors: FieldErrors, field: string): SafeHtml | '' {
+  return errors[field] ? html`aria-invalid="true" aria-describedby="${field}-error"` : '';
+}
+
+/** The import form. Fields of the other sources stay in the page (no script needed); CSS shows only the chosen source's. */
+export function importForm(ctx: Context, values: ImportValues, orgs: string[], errors: FieldErrors): SafeHtml {
+  const radio = (name: string, value: string, current: string, label: string) =>
+    html`<label class="choice"><input type="radio" name="${name}" value="${value}" ${value === current ? html`checked` : ''}> ${label}</label>`;
+  const general = errors._ ? html`<div class="flash error" role="alert"><ul>${errors._.map((e) => html`<li>${e}</li>`)}</ul></div>` : '';
+  const orgOptions = (orgs.includes(values.org) || !values.org ? orgs : [values.org, ...orgs]).map((o) => html`<option ${o === values.org ? html`selected` : ''}>${o}</option>`);
+  return html`<form method="post" action="/-/import" class="stack import-form" autocomplete="off">
+  ${csrfField(ctx)}${general}
+  <fieldset class="sources"><legend>Source</legend>
+    ${radio('source', 'git', values.source, 'Git URL')}${radio('source', 'github', values.source, 'GitHub')}${radio('source', 'gitlab', values.source, 'GitLab')}${radio('source', 'bitbucket', values.source, 'Bitbucket')}
+  </fieldset>
+  <div class="source-git stack">
+    <label for="url">Clone URL <span class="muted">(http, https or git)</span></label>
+    <input id="url" name="url" placeholder="https://git.example.com/team/project.git" value="${values.url}" ${aria(errors, 'url')}>${err(errors, 'url')}
+    <details ${values.username || errors.username || errors.password ? html`open` : ''}><summary>Credentials, if the source needs them</summary>
+      <div class="stack"><label for="username">User name</label><input id="username" name="username" value="${values.username}" ${aria(errors, 'username')}>${err(errors, 'username')}
+      <label for="password">Password or token</label><input id="password" name="password" type="password" autocomplete="new-password" ${aria(errors, 'password')}>${err(errors, 'password')}</div>
+    </details>
+  </div>
+  <div class="source-hosted stack">
+    <label for="path">Repository <span class="muted">(owner/repository)</span></label>
+    <input id="path" name="path" placeholder="octocat/hello-world" value="${values.path}" ${aria(errors, 'path')}>${err(errors, 'path')}
+    <label for="token">Access token <span class="muted">(needed for private repositories)</span></label>
+    <input id="token" name="token" type="password" autocomplete="new-password">${err(errors, 'token')}
+  </div>
+  <label for="org">Organization</label>
+  <select id="org" name="org" ${aria(errors, 'org')}>${orgOptions}</select>${err(errors, 'org')}
+  <label for="name">Repository name <span class="muted">(empty: the source's name)</span></label>
+  <input id="name" name="name" value="${values.name}" maxlength="100" ${aria(errors, 'name')}>${err(errors, 'name')}
+  <fieldset><legend>Visibility</legend>
+    ${radio('visibility', 'public', values.visibility, 'Public — anyone can see and clone it')}
+    ${radio('visibility', 'internal', values.visibility, 'Internal — any signed-in user can see it')}
+    ${radio('visibility', 'private', values.visibility, 'Private — members of the organization only')}
+    ${err(errors, 'visibility')}
+  </fieldset>
+  <div class="actions"><button type="submit" class="primary">Begin import</button></div>
+</form>`;
+}

@@ -1,0 +1,69 @@
+import type Router from '@koa/router';
+import type { Services } from '../../services.ts';
+import { ui } from '../context.ts';
+import { html } from '../html.ts';
+import { renderPage } from '../layout.ts';
+import { readerFor, type RepoRecord } from '../reader.ts';
+import { plural } from '../format.ts';
+
+/** The caller's account as GET /api/v1/user answers it. */
+interface Me {
+  login: string;
+  is_admin: boolean;
+  orgs: { name: string; role: 'owner' | 'member' }[];
+}
+
+function visibilityBadge(visibility: string) {
+  return html`<span class="badge ${visibility}">${visibility[0].toUpperCase() + visibility.slice(1)}</span>`;
+}
+
+/** One repository in a list. */
+export function repoRow(repo: RepoRecord) {
+  return html`<li class="row">
+    <div><a href="/${repo.owner.login}/${repo.name}" class="strong">${repo.full_name}</a> ${visibilityBadge(repo.visibility)}
+    ${repo.description ? html`<p class="muted">${repo.description}</p>` : ''}</div>
+  </li>`;
+}
+
+export { visibilityBadge };
+
+/** Start page (the user's organizations, or a welcome) and organization pages (their repositories). */
+export function homeRoutes(router: Router, services: Services) {
+  router.get('/', async (ctx) => {
+    const { api } = ui(ctx);
+    if (!api) {
+      renderPage(
+        ctx,
+        { title: 'Welcome' },
+        html`<section class="hero"><h1>Wharf</h1><p>Git hosting with webhooks that never lose an event and imports that bring a repository over whole.</p>
+        <p><a class="button primary" href="/-/login">Sign in with a token</a></p>
+        <p class="muted">Public repositories can be browsed without signing in: open <code>/&lt;organization&gt;</code>.</p></section>`,
+      );
+      return;
+    }
+    const me: Me = await api.get('/api/v1/user');
+    const orgs = me.orgs.length
+      ? html`<ul class="list">${me.orgs.map((o) => html`<li class="row"><a class="strong" href="/${o.name}">${o.name}</a> <span class="badge">${o.role}</span></li>`)}</ul>`
+      : html`<p class="empty">You are not a member of any organization yet.</p>`;
+    renderPage(
+      ctx,
+      { title: 'Your organizations' },
+      html`<div class="heading"><h1>Your organizations</h1><a class="button" href="/-/import">Import a repository</a></div>
+      <section class="card">${orgs}</section>`,
+    );
+  });
+
+  router.get('/:org', async (ctx) => {
+    const org = ctx.params.org;
+    const repos = await readerFor(ctx, services).orgRepos(org);
+    const list = repos.length
+      ? html`<ul class="list">${repos.map(repoRow)}</ul>`
+      : html`<p class="empty">No repositories you can see. ${ui(ctx).api ? html`<a href="/-/import?org=${org}">Import one</a> or push to <code>${services.config.baseUrl}/${org}/&lt;name&gt;.git</code>.` : ''}</p>`;
+    renderPage(
+      ctx,
+      { title: org, crumbs: [{ label: org }] },
+      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span></div>
+      <section class="card">${list}</section>`,
+    );
+  });
+}

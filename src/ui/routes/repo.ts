@@ -1,0 +1,78 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Services } from '../../services.ts';
+import { repoDir } from '../../git/bare.ts';
+import { ApiError, seg } from '../apiClient.ts';
+import { ui } from '../context.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { renderPage } from '../layout.ts';
+import { readerFor, type RepoRecord } from '../reader.ts';
+import { readRefs, recentCommits, type RefInfo } from '../gitRead.ts';
+import { plural, shortSha, timeTag } from '../format.ts';
+import { visibilityBadge } from './home.ts';
+
+const SHOWN_REFS = 50;
+
+/** True when the signed-in user owns the repository's organization (site admins own all). */
+export async function isOwner(ctx: Context, org: string): Promise<boolean> {
+  const api = ui(ctx).api;
+  if (!api) return false;
+  const me = await api.get('/api/v1/user');
+  return me.is_admin || me.orgs.some((o: { name: string; role: string }) => o.name === org && o.role === 'owner');
+}
+
+/** The title block and tabs shared by a repository's pages. */
+export function repoHeader(repo: RepoRecord, owner: boolean, active: 'code' | 'settings'): SafeHtml {
+  const base = `/${repo.owner.login}/${repo.name}`;
+  return html`<div class="heading"><h1><a href="/${repo.owner.login}">${repo.owner.login}</a> / <a href="${base}">${repo.name}</a> ${visibilityBadge(repo.visibility)}</h1></div>
+  ${repo.description ? html`<p class="muted">${repo.description}</p>` : ''}
+  <nav class="tabs"><a href="${base}" ${active === 'code' ? html`aria-current="page"` : ''}>Code</a>${owner ? html`<a href="${base}/settings/hooks" ${active === 'settings' ? html`aria-current="page"` : ''}>Settings · Webhooks</a>` : ''}</nav>`;
+}
+
+function refList(title: string, refs: RefInfo[]) {
+  const shown = refs.slice(0, SHOWN_REFS);
+  const more = refs.length > SHOWN_REFS ? html`<li class="muted">and ${refs.length - SHOWN_REFS} more</li>` : '';
+  return html`<section class="card"><h2>${title} <span class="count">${refs.length}</span></h2>
+  ${refs.length ? html`<ul class="refs">${shown.map((r) => html`<li><span class="ref">${r.name}</span> <code class="sha">${shortSha(r.sha)}</code></li>`)}${more}</ul>` : html`<p class="empty">None.</p>`}</section>`;
+}
+
+async function issuesSection(ctx: Context, repo: RepoRecord): Promise<SafeHtml | ''> {
+  const api = ui(ctx).api;
+  if (!api) return '';
+  let issues: { number: number; title: string; state: string; created_at: string }[];
+  try {
+    issues = await api.get(`/api/v1/repos/${seg(repo.owner.login)}/${seg(repo.name)}/issues?state=open&limit=20`);
+  } catch (err) {
+    // The repository was just read, so a 404 here means this server has no issues API: the section is left out.
+    if (err instanceof ApiError && err.status === 404) return '';
+    throw err;
+  }
+  const list = issues.length
+    ? html`<ul class="list">${issues.map((i) => html`<li class="row"><span><span class="muted">#${i.number}</span> ${i.title}</span> ${timeTag(i.created_at)}</li>`)}</ul>`
+    : html`<p class="empty">No open issues.</p>`;
+  return html`<section class="card"><h2>Open issues <span class="count">${issues.length}</span></h2>${list}</section>`;
+}
+
+/** The repository page: clone URL, recent commits, branches, tags, open issues. */
+export function repoRoutes(router: Router, services: Services) {
+  router.get('/:org/:repo', async (ctx) => {
+    const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
+    const dir = repoDir(services.config.reposDir, repo.owner.login, repo.name);
+    const [refs, owner, issues] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo)]);
+    const branch = refs.branches.find((b) => b.name === repo.default_branch) ?? refs.branches[0];
+    const commits = branch ? await recentCommits(dir, branch.name) : [];
+    const history = branch
+      ? html`<section class="card"><h2>Recent commits on <span class="ref">${branch.name}</span></h2><ul class="list commits">${commits.map(
+          (c) => html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> ${c.subject}</span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
+        )}</ul></section>`
+      : html`<section class="card"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre></section>`;
+    renderPage(
+      ctx,
+      { title: repo.full_name, crumbs: [{ label: repo.owner.login, href: `/${repo.owner.login}` }, { label: repo.name }] },
+      html`${repoHeader(repo, owner, 'code')}
+      <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><input id="clone-url" readonly value="${repo.clone_url}"><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
+      <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
+      <div class="columns"><div>${history}${issues}</div><div>${refList('Branches', refs.branches)}${refList('Tags', refs.tags)}</div></div>`,
+    );
+  });
+}

@@ -1,0 +1,55 @@
+// Wharf web UI: small improvements over pages that work without a script.
+'use strict';
+document.documentElement.classList.add('js');
+
+document.addEventListener('DOMContentLoaded', () => {
+  // Copy buttons: copy the value of the field they name.
+  for (const button of document.querySelectorAll('[data-copy]')) {
+    button.addEventListener('click', async () => {
+      const field = document.querySelector(button.dataset.copy);
+      if (!field) return;
+      field.select();
+      try {
+        await navigator.clipboard.writeText(field.value);
+        button.textContent = 'Copied';
+      } catch {
+        button.textContent = 'Press Ctrl+C';
+      }
+    });
+  }
+
+  // A webhook page with pending deliveries reloads itself, but not while the reader has one unfolded.
+  const reload = document.querySelector('[data-reload-after]');
+  if (reload) {
+    const wait = Number(reload.dataset.reloadAfter) || 3000;
+    const tick = () => (document.querySelector('details[open]') ? setTimeout(tick, wait) : location.reload());
+    setTimeout(tick, wait);
+  }
+
+  // An import's progress page polls the job's status and reloads once it has ended.
+  const poll = document.querySelector('[data-poll]');
+  if (poll) {
+    const set = (name, apply) => {
+      const el = poll.querySelector(`[data-field="${name}"]`);
+      if (el) apply(el);
+    };
+    const step = async () => {
+      try {
+        const res = await fetch(poll.dataset.poll, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+        if (res.ok) {
+          const job = await res.json();
+          if (job.finished) return location.reload();
+          const p = job.progress || {};
+          set('status', (el) => (el.textContent = job.status));
+          set('phase', (el) => (el.textContent = p.phase || ''));
+          set('percent', (el) => (el.value = Math.round(p.percent || 0)));
+          set('numbers', (el) => (el.textContent = `${p.objects_received || 0} objects · ${Math.round((p.bytes_received || 0) / 1024)} KiB received`));
+        }
+      } catch {
+        // the server may be restarting: keep polling
+      }
+      setTimeout(step, 1000);
+    };
+    setTimeout(step, 1000);
+  }
+});

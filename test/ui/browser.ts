@@ -1,0 +1,35 @@
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { MOUNTS } from '../../src/components.ts';
+import { uiMount } from '../../src/ui/index.ts';
+import { startWharf, type TestLike, type TestWharf } from '../helpers/wharf.ts';
+
+/** Flags that keep Chromium off the network and quiet in a sandboxed machine. */
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** Starts a Wharf with the web UI mounted (last, as in production). */
+export function startUiWharf(t: TestLike, options: Parameters<typeof startWharf>[1] = {}): Promise<TestWharf> {
+  const mounts = MOUNTS.includes(uiMount) ? MOUNTS : [...MOUNTS, uiMount];
+  return startWharf(t, { mounts, ...options });
+}
+
+/** Launches headless Chromium (closed when the test ends) and opens a page. */
+export async function openBrowser(t: TestLike): Promise<{ browser: Browser; page: Page }> {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  return { browser, page };
+}
+
+/** Signs in through the form with a token and waits for the start page. */
+export async function signIn(page: Page, w: TestWharf, token = w.adminToken): Promise<void> {
+  await page.goto(`${w.url}/-/login`);
+  await page.fill('#token', token);
+  await Promise.all([page.waitForURL(`${w.url}/`), page.click('button[type=submit].primary')]);
+}
+
+/** Saves a full-page screenshot under /tmp (never in the repository) for a person to look at. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const suffix = process.env.TEST_DATABASE_URL ? '-pg' : '';
+  await page.screenshot({ path: `/tmp/wharf-ui-${name}${suffix}.png`, fullPage: true });
+}
