@@ -25,9 +25,10 @@ export interface Delivery {
 }
 
 /** The result as the list shows it: `Success`, `Failed 500`, `Failed timeout`, `Pending`. */
-export function deliveryResult(d: Pick<Delivery, 'status' | 'status_code' | 'error'>): string {
+export function deliveryResult(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts'>): string {
   if (d.status === 'success') return 'Success';
-  if (d.status === 'pending') return 'Pending';
+  // A pending delivery whose last attempt failed shows that failure; the retry is noted beside it.
+  if (d.status === 'pending' && !(d.attempts > 0 && (d.status_code || d.error))) return 'Pending';
   return `Failed ${d.status_code ?? d.error ?? ''}`.trim();
 }
 
@@ -62,13 +63,14 @@ function pre(text: string): SafeHtml {
 /** One delivery, folded: result, event and time; unfolded: request, response, attempts and Redeliver. */
 export function deliveryItem(ctx: Context, d: Delivery, redeliverAction: string): SafeHtml {
   const result = deliveryResult(d);
-  const kind = d.status === 'success' ? 'ok' : d.status === 'failed' ? 'bad' : 'wait';
+  const kind = result === 'Success' ? 'ok' : result === 'Pending' ? 'wait' : 'bad';
+  const retrying = d.status === 'pending' && result !== 'Pending' ? html`<span class="badge">retrying</span>` : '';
   const attempts = d.attempts_log?.length
     ? html`<h4>Attempts</h4><ol class="attempts">${d.attempts_log.map(
         (a) => html`<li>${timeTag(a.timestamp ?? a.time ?? null)} — ${a.status_code ?? a.error ?? '?'}${a.duration_ms != null ? html` <span class="muted">in ${a.duration_ms} ms</span>` : ''}</li>`,
       )}</ol>`
     : '';
-  const response = d.response
+  const response = d.response && d.response.status != null
     ? html`<h4>Response ${d.response.status ?? ''}</h4>${headersTable(d.response.headers)}${pre(bodyText(d.response.body))}`
     : html`<h4>Response</h4><p class="muted">${d.error ? `No response: ${d.error}` : 'No response yet.'}</p>`;
   const redeliver =
@@ -77,7 +79,7 @@ export function deliveryItem(ctx: Context, d: Delivery, redeliverAction: string)
       : html`<form method="post" action="${redeliverAction}" class="actions">${csrfField(ctx)}<button type="submit">Redeliver</button></form>`;
   return html`<li class="delivery"><details>
   <summary><span class="result ${kind}">${result}</span> <code class="event">${d.event}${d.action ? `.${d.action}` : ''}</code>
-  ${d.redelivery ? html`<span class="badge">redelivery</span>` : ''}<span class="guid muted">${d.guid}</span>${timeTag(d.timestamp ?? d.created_at)}</summary>
+  ${retrying}${d.redelivery ? html`<span class="badge">redelivery</span>` : ''}<span class="guid muted">${d.guid}</span>${timeTag(d.timestamp ?? d.created_at)}</summary>
   <div class="delivery-body">
     ${redeliver}
     <h4>Request headers</h4>${headersTable(d.request?.headers)}

@@ -118,7 +118,7 @@ export function webhookRoutes(router: Router, _services: Services) {
       if (err instanceof ApiError && (err.status === 422 || err.status === 409)) return formPage(ctx, repo, crumbs, pageBase, values, fieldErrors(err.details, err.message), false);
       throw err;
     }
-    if (!created.secret) return redirectWithFlash(ctx, `${pageBase}/${created.id}`, 'Webhook added. A ping was sent to check it.');
+    if (values.secret !== '' || !created.secret) return redirectWithFlash(ctx, `${pageBase}/${created.id}`, 'Webhook added. A ping was sent to check it.');
     // A generated secret exists only in this answer: show it now, never again.
     renderPage(
       ctx,
