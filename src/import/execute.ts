@@ -1,0 +1,140 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Services } from '../services.ts';
+import { HostPolicyError } from '../net/hostPolicy.ts';
+import { copyRepository, countRefs } from './copy.ts';
+import { findLfsPointers } from './lfsScan.ts';
+import { fetchLfsObjects } from './lfsFetch.ts';
+import { finalizeImport, FinalizeError } from './finalize.ts';
+import { askpassProgram, GitAbortedError, GitRunError } from './gitRemote.ts';
+import { failJob, releaseJob, renewLease } from './claim.ts';
+import { scrubSecrets } from './gitErrors.ts';
+import { jobTempDir, type ImportJob } from './jobs.ts';
+import { parseSourceUrl, type Credentials } from './url.ts';
+import type { Progress } from './progress.ts';
+
+/** Knobs of the runner; tests set small values to force the paths big sources take. */
+export interface RunnerOptions {
+  /** How often to look for due jobs (others' and expired leases), ms. */
+  pollMs?: number;
+  leaseMs?: number;
+  /** Sources known to be at least this big (from an earlier attempt) use the incremental copy; 0 forces it. */
+  incrementalAboveBytes?: number;
+  deepenStep?: number;
+  maxSteps?: number;
+  maxAttempts?: number;
+}
+
+export const DEFAULTS: Required<RunnerOptions> = {
+  pollMs: 2000,
+  leaseMs: 15_000,
+  incrementalAboveBytes: 1024 ** 3,
+  deepenStep: 1000,
+  maxSteps: 50,
+  maxAttempts: 5,
+};
+
+// Written into the copy once every ref has arrived, so a resumed job skips the copy.
+const CLONED = 'wharf-import-cloned';
+
+/** Why a job's signal was aborted. */
+export type StopReason = 'shutdown' | 'canceled' | 'timeout';
+
+/**
+ * Runs one claimed job through cloning → fetching_lfs → finalizing, writing progress
+ * under its lease. Every way out either finishes the job (succeeded, failed) or gives
+ * it back (shutdown, a retry after a broken connection); a crash leaves the lease to run out.
+ */
+export async function executeJob(services: Services, job: ImportJob, owner: string, options: Required<RunnerOptions>, signal: AbortSignal): Promise<void> {
+  const { db, config, log } = services;
+  const tmp = jobTempDir(config, job.id);
+  const credentials: Credentials | null = job.credentials ? JSON.parse(job.credentials) : null;
+  let lastWrite = 0;
+  const write = async (fields: Record<string, unknown>, force = false) => {
+    if (!force && Date.now() - lastWrite < 500) return;
+    lastWrite = Date.now();
+    await renewLease(db, job.id, owner, options.leaseMs, fields);
+  };
+  const progress = (p: Progress) => void write({ phase: p.phase, percent: p.percent, objects_received: p.objects_received, bytes_received: p.bytes_received }).catch(() => {});
+  try {
+    if (job.attempts > options.maxAttempts) throw new Error(`gave up after ${options.maxAttempts} attempts`);
+    const source = parseSourceUrl(job.source_url);
+    const askpass = await askpassProgram(path.join(config.reposDir, '.imports'));
+    let defaultBranch = await fs.readFile(path.join(tmp, CLONED), 'utf8').catch(() => '');
+    if (!defaultBranch) {
+      const strategy = job.strategy === 'incremental' || (job.bytes_received ?? 0) >= options.incrementalAboveBytes ? 'incremental' : 'full';
+      await write({ status: 'cloning', phase: 'connecting', percent: null, strategy }, true);
+      if (strategy === 'full') await fs.rm(tmp, { recursive: true, force: true }); // a full copy never resumes
+      const copied = await copyRepository({
+        dir: tmp,
+        url: source.url,
+        policy: config.importAllowedHosts,
+        credentials,
+        askpass,
+        signal,
+        strategy,
+        deepenStep: options.deepenStep,
+        maxSteps: options.maxSteps,
+        onProgress: progress,
+      });
+      defaultBranch = copied.defaultBranch;
+      await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
+    }
+    await write({ status: 'fetching_lfs', phase: 'fetching_lfs', percent: 0 }, true);
+    const pointers = await findLfsPointers(tmp);
+    const lfs = await fetchLfsObjects(pointers, {
+      url: source.url,
+      credentials,
+      policy: config.importAllowedHosts,
+      lfsDir: config.lfsDir,
+      signal,
+      onProgress: (done, total) => void write({ percent: total ? Math.floor((done * 100) / total) : 100 }).catch(() => {}),
+    });
+    await write({ status: 'finalizing', phase: 'finalizing', percent: null }, true);
+    const counts = await countRefs(tmp);
+    await fs.rm(path.join(tmp, CLONED), { force: true });
+    await finalizeImport(db, config, job, owner, tmp, { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing }, lfs.stored);
+    log.info({ import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length }, 'import succeeded');
+  } catch (err) {
+    await settleFailure(services, job, owner, options, signal, tmp, credentials, err);
+  }
+}
+
+async function settleFailure(
+  { db, config, log }: Services,
+  job: ImportJob,
+  owner: string,
+  options: Required<RunnerOptions>,
+  signal: AbortSignal,
+  tmp: string,
+  credentials: Credentials | null,
+  err: unknown,
+): Promise<void> {
+  const reason = signal.aborted ? (signal.reason as StopReason) : null;
+  if (reason === 'shutdown') {
+    // Given back as it stands; the next process resumes an incremental copy where it stopped.
+    await releaseJob(db, job.id, owner);
+    return;
+  }
+  const gone = reason === 'canceled' || (err instanceof FinalizeError && err.canceled);
+  if (!gone && err instanceof GitRunError && err.failure.broken && job.attempts < options.maxAttempts) {
+    // The connection broke off: try again, keeping what arrived (shallow, then deepen).
+    log.warn({ import_id: job.id, attempt: job.attempts, error: err.message }, 'import connection broke off; will retry incrementally');
+    await releaseJob(db, job.id, owner, { strategy: 'incremental', phase: 'retrying' }, 2000 * job.attempts);
+    return;
+  }
+  await fs.rm(tmp, { recursive: true, force: true });
+  if (gone) {
+    log.info({ import_id: job.id }, 'import canceled');
+    return;
+  }
+  let message: string;
+  if (reason === 'timeout') message = `timed out after ${Math.round(config.importTimeoutMs / 1000)}s (IMPORT_TIMEOUT)`;
+  else if (err instanceof HostPolicyError) message = 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)';
+  else if ((err as any)?.code === 'ENOTFOUND') message = scrubSecrets((err as Error).message, credentials);
+  else if (err instanceof GitRunError || err instanceof FinalizeError) message = err.message;
+  else if (err instanceof GitAbortedError) message = 'stopped';
+  else message = scrubSecrets(String((err as Error)?.message ?? err), credentials).slice(0, 1000);
+  await failJob(db, job.id, owner, message);
+  log.warn({ import_id: job.id, source_url: job.source_url, error: message }, 'import failed');
+}

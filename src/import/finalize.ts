@@ -1,0 +1,89 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Db } from '../db/connect.ts';
+import type { Config } from '../config.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import { configureRepository, repoDir } from '../git/bare.ts';
+import { linkObject } from '../lfs/store.ts';
+import type { ImportJob } from './jobs.ts';
+import type { LfsPointer } from './lfsScan.ts';
+import type { MissingObject } from './lfsFetch.ts';
+
+/** Raised when the job can no longer finish here: canceled meanwhile, or the name was taken. */
+export class FinalizeError extends Error {
+  constructor(message: string, readonly canceled = false) {
+    super(message);
+  }
+}
+
+/** The job's result, kept as JSON on the row. */
+export interface ImportResult {
+  default_branch: string;
+  branches: number;
+  tags: number;
+  lfs_objects: number;
+  missing_lfs_objects: MissingObject[];
+}
+
+// Names the job a repository directory belongs to while it is being moved in, so a
+// restart can tell its own half-finished move from someone else's repository.
+const MARKER = 'wharf-import-job';
+
+const exists = (file: string) => fs.access(file).then(() => true, () => false);
+
+/**
+ * Creates the repository row and moves the copy into REPOS_DIR/<org>/<name>.git in one
+ * transaction: the row, the LFS links and the job's success commit only after the
+ * directory is in place, and the directory is moved back if the commit fails. So a
+ * failed import leaves neither row nor directory. A crash between the rename and the
+ * commit leaves the directory with this job's marker; the next attempt moves it back.
+ */
+export async function finalizeImport(
+  db: Db,
+  config: Config,
+  job: ImportJob,
+  owner: string,
+  tmpDir: string,
+  result: ImportResult,
+  stored: LfsPointer[],
+): Promise<number> {
+  const finalDir = repoDir(config.reposDir, job.target_org, job.name);
+  const marker = async (dir: string) => (await fs.readFile(path.join(dir, MARKER), 'utf8').catch(() => '')) === String(job.id);
+  if (!(await exists(tmpDir)) && (await marker(finalDir))) await fs.rename(finalDir, tmpDir);
+  await fs.writeFile(path.join(tmpDir, MARKER), String(job.id));
+  let moved = false;
+  try {
+    const repositoryId = await db.transaction(async (trx) => {
+      const now = Date.now();
+      // First statement: on Postgres it locks the job row, so a concurrent cancel waits and then finds it finished.
+      const held = await trx('import_jobs')
+        .where({ id: job.id, locked_by: owner })
+        .whereNull('finished_at')
+        .update({ status: 'succeeded', phase: 'done', percent: 100, error: null, result: JSON.stringify(result), credentials: null, locked_by: null, lease_expires_at: null, finished_at: now, updated_at: now });
+      if (held === 0) throw new FinalizeError('the job was canceled', true);
+      let id: number;
+      try {
+        const [row] = await trx('repositories')
+          .insert({ org_id: job.target_org_id, name: job.name, visibility: job.visibility, default_branch: result.default_branch, description: '', created_at: now, updated_at: now })
+          .returning('id');
+        id = typeof row === 'object' ? row.id : row;
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new FinalizeError(`repository ${job.target_org}/${job.name} was created meanwhile`);
+        throw err;
+      }
+      await trx('import_jobs').where('id', job.id).update({ repository_id: id });
+      for (const object of stored) await linkObject(trx, id, object.oid, object.size);
+      await fs.mkdir(path.dirname(finalDir), { recursive: true });
+      if (await exists(finalDir)) throw new FinalizeError(`repository directory ${job.target_org}/${job.name}.git already exists`);
+      await fs.rename(tmpDir, finalDir);
+      moved = true;
+      await configureRepository(finalDir);
+      return id;
+    });
+    await fs.rm(path.join(finalDir, MARKER), { force: true });
+    return repositoryId;
+  } catch (err) {
+    if (moved && (await marker(finalDir))) await fs.rename(finalDir, tmpDir).catch(() => {});
+    throw err;
+  }
+}

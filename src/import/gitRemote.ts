@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { gitEnv } from '../git/run.ts';
+import { describeGitFailure, type GitFailure } from './gitErrors.ts';
+import type { Credentials } from './url.ts';
+
+/** Raised when git against a source fails; the message is scrubbed of credentials. */
+export class GitRunError extends Error {
+  constructor(readonly failure: GitFailure) {
+    super(failure.message);
+  }
+}
+
+/** Raised when a git run was stopped through its signal (cancel, timeout, shutdown). */
+export class GitAbortedError extends Error {}
+
+// SECURITY (SPEC §7.5): only the three network transports, no hooks, no redirects, and
+// no credential helpers beyond our askpass. Stalled transfers count as broken connections.
+const SAFE_OPTIONS = [
+  '-c', 'protocol.allow=never',
+  '-c', 'protocol.http.allow=always',
+  '-c', 'protocol.https.allow=always',
+  '-c', 'protocol.git.allow=always',
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'http.followRedirects=false',
+  '-c', 'credential.helper=',
+  '-c', 'http.lowSpeedLimit=1',
+  '-c', 'http.lowSpeedTime=120',
+  '-c', 'fetch.recurseSubmodules=false',
+];
+
+// The askpass program reads the credentials from its environment, so they never
+// appear in a process argument, a URL or a file.
+const ASKPASS = `#!/bin/sh
+case "$1" in
+  Username*) printf '%s\\n' "$WHARF_IMPORT_USERNAME" ;;
+  *) printf '%s\\n' "$WHARF_IMPORT_PASSWORD" ;;
+esac
+`;
+
+/** Writes the askpass program under `dir` (once) and returns its path. */
+export async function askpassProgram(dir: string): Promise<string> {
+  const file = path.join(dir, 'askpass.sh');
+  try {
+    if ((await fs.readFile(file, 'utf8')) === ASKPASS) return file;
+  } catch {
+    // not there yet
+  }
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.${Date.now()}`;
+  await fs.writeFile(tmp, ASKPASS, { mode: 0o700 });
+  await fs.rename(tmp, file);
+  return file;
+}
+
+/** How to run git against one source. */
+export interface RemoteGitOptions {
+  cwd?: string;
+  /** `-c` options that pin the checked address (from pinSource). */
+  pin: string[];
+  credentials: Credentials | null;
+  askpass: string;
+  signal?: AbortSignal;
+  /** Called with each piece of stderr as it arrives (progress reports). */
+  onStderr?: (text: string) => void;
+}
+
+/**
+ * Runs git against a source with the safe options, credentials through askpass and
+ * `--` before the URL (callers put it there). Kills the whole process group on abort.
+ */
+export function remoteGit(args: string[], options: RemoteGitOptions): Promise<string> {
+  const env: Record<string, string> = {
+    GIT_PROTOCOL_FROM_USER: '0',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+  };
+  if (options.credentials) {
+    env.GIT_ASKPASS = options.askpass;
+    env.WHARF_IMPORT_USERNAME = options.credentials.username;
+    env.WHARF_IMPORT_PASSWORD = options.credentials.password;
+  }
+  return new Promise((resolve, reject) => {
+    if (options.signal?.aborted) return reject(new GitAbortedError('stopped'));
+    const child = spawn('git', [...SAFE_OPTIONS, ...options.pin, ...args], {
+      cwd: options.cwd,
+      env: gitEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, so abort reaches index-pack and remote helpers
+    });
+    let stdout = '';
+    let stderr = '';
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => {
+      const text = String(c);
+      stderr = (stderr + text).slice(-16384);
+      options.onStderr?.(text);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (aborted) reject(new GitAbortedError('stopped'));
+      else if (code === 0) resolve(stdout);
+      else reject(new GitRunError(describeGitFailure(stderr, options.credentials)));
+    });
+  });
+}

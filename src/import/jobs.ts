@@ -1,0 +1,167 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Db } from '../db/connect.ts';
+import type { Config } from '../config.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import { repoDir } from '../git/bare.ts';
+import { HostPolicyError, resolveAllowed } from '../net/hostPolicy.ts';
+import { isValidName } from '../domain/names.ts';
+import { findRepository, VISIBILITIES, type Visibility } from '../domain/repos.ts';
+import type { Org, User } from '../domain/accounts.ts';
+import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './url.ts';
+
+export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
+
+/** An import_jobs row joined with its organization's name. `credentials` never leaves the domain. */
+export interface ImportJob {
+  id: number;
+  status: ImportStatus;
+  phase: string | null;
+  percent: number | null;
+  objects_received: number | null;
+  bytes_received: number | null;
+  error: string | null;
+  source_url: string;
+  credentials: string | null;
+  target_org_id: number;
+  target_org: string;
+  name: string;
+  visibility: Visibility;
+  strategy: 'full' | 'incremental';
+  attempts: number;
+  locked_by: string | null;
+  lease_expires_at: number | null;
+  started_at: number | null;
+  result: string | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+/** Why an import request is refused: 'invalid' (422, with details) or 'conflict' (409). */
+export class ImportRequestError extends Error {
+  constructor(readonly kind: 'invalid' | 'conflict', message: string, readonly details: { path: string; message: string }[] = []) {
+    super(message);
+  }
+}
+
+/** An import request, as the API and the CLI take it. */
+export interface ImportRequest {
+  source_url: string;
+  name: string;
+  visibility?: string;
+  auth_username?: string;
+  auth_password?: string;
+}
+
+/** Where a job keeps its repository until it is moved into place: under REPOS_DIR, so the move is a rename. */
+export function jobTempDir(config: Config, id: number): string {
+  return path.join(config.reposDir, '.imports', `job-${id}.git`);
+}
+
+function invalid(pathName: string, message: string): ImportRequestError {
+  return new ImportRequestError('invalid', 'Validation failed', [{ path: pathName, message }]);
+}
+
+/**
+ * Validates an import request (URL rules and host policy of SPEC §7.5, name, visibility,
+ * name not taken) and queues the job. Nothing is created when it throws.
+ */
+export async function createImportJob(db: Db, config: Config, org: Org, user: User | null, input: ImportRequest): Promise<ImportJob> {
+  const visibility = input.visibility ?? 'private';
+  if (!VISIBILITIES.includes(visibility as Visibility)) throw invalid('/visibility', `must be one of ${VISIBILITIES.join(', ')}`);
+  if (!isValidName(input.name)) throw invalid('/name', 'letters, digits, ".", "_" and "-", at most 100, not ending in .git');
+  let source;
+  try {
+    source = parseSourceUrl(input.source_url);
+  } catch (err) {
+    if (err instanceof SourceUrlError) throw invalid('/source_url', err.message);
+    throw err;
+  }
+  try {
+    await resolveAllowed(config.importAllowedHosts, bareHost(source.url));
+  } catch (err) {
+    if (err instanceof HostPolicyError) throw invalid('/source_url', 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
+    throw invalid('/source_url', `could not resolve ${bareHost(source.url)}`);
+  }
+  let credentials: Credentials | null = source.credentials;
+  if (input.auth_username !== undefined || input.auth_password !== undefined) {
+    credentials = { username: input.auth_username || credentials?.username || 'git', password: input.auth_password ?? credentials?.password ?? '' };
+  }
+  if (await findRepository(db, org.name, input.name)) throw new ImportRequestError('conflict', `Repository ${org.name}/${input.name} already exists`);
+  if (await exists(repoDir(config.reposDir, org.name, input.name))) throw new ImportRequestError('conflict', `Repository directory ${org.name}/${input.name}.git already exists`);
+  const now = Date.now();
+  try {
+    const [row] = await db('import_jobs')
+      .insert({
+        status: 'queued',
+        source_url: source.display,
+        credentials: credentials ? JSON.stringify(credentials) : null,
+        target_org_id: org.id,
+        name: input.name,
+        visibility,
+        created_by: user?.id ?? null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id');
+    return (await findImportJob(db, typeof row === 'object' ? row.id : row))!;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ImportRequestError('conflict', `An import into ${org.name}/${input.name} is already under way`);
+    throw err;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(() => true, () => false);
+}
+
+function toJob(row: any): ImportJob {
+  const n = (v: any) => (v === null || v === undefined ? null : Number(v));
+  return {
+    ...row,
+    percent: n(row.percent),
+    objects_received: n(row.objects_received),
+    bytes_received: n(row.bytes_received),
+    lease_expires_at: n(row.lease_expires_at),
+    started_at: n(row.started_at),
+    created_at: Number(row.created_at),
+    finished_at: n(row.finished_at),
+  };
+}
+
+function jobs(db: Db) {
+  return db('import_jobs as j').join('orgs as o', 'o.id', 'j.target_org_id').select('j.*', 'o.name as target_org');
+}
+
+/** A job by id, or undefined. */
+export async function findImportJob(db: Db, id: number): Promise<ImportJob | undefined> {
+  const row = await jobs(db).where('j.id', id).first();
+  return row ? toJob(row) : undefined;
+}
+
+/** Jobs newest first: of one organization, or of every organization `user` owns. */
+export async function listImportJobs(db: Db, user: User, options: { orgId?: number; limit: number; before?: number }): Promise<ImportJob[]> {
+  const q = jobs(db).orderBy('j.id', 'desc').limit(options.limit);
+  if (options.orgId !== undefined) q.where('j.target_org_id', options.orgId);
+  else if (!user.is_admin) q.whereIn('j.target_org_id', db('memberships').where({ user_id: user.id, role: 'owner' }).select('org_id'));
+  if (options.before !== undefined) q.where('j.id', '<', options.before);
+  return (await q).map(toJob);
+}
+
+/**
+ * Cancels a job that has not finished: it ends `canceled` at once and its credentials
+ * are dropped. A runner holding it notices at its next lease renewal (or at once, in
+ * this process, through the 'import-cancel' signal) and removes its temporary copy.
+ * Returns false when the job had already finished.
+ */
+export async function cancelImportJob(db: Db, config: Config, job: ImportJob): Promise<boolean> {
+  const now = Date.now();
+  const n = await db('import_jobs')
+    .where('id', job.id)
+    .whereNull('finished_at')
+    .update({ status: 'canceled', error: null, credentials: null, locked_by: null, lease_expires_at: null, finished_at: now, updated_at: now });
+  if (n === 0) return false;
+  // No runner held it: nobody else will clean up a copy left by an earlier attempt.
+  if (!job.locked_by || (job.lease_expires_at ?? 0) < now) await fs.rm(jobTempDir(config, job.id), { recursive: true, force: true });
+  return true;
+}

@@ -1,0 +1,142 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import type { HostPolicy } from '../net/hostPolicy.ts';
+import { policyConnector } from '../net/connector.ts';
+import { storedSize, writeObject } from '../lfs/store.ts';
+import { scrubSecrets } from './gitErrors.ts';
+import type { LfsPointer } from './lfsScan.ts';
+import type { Credentials } from './url.ts';
+
+/** An object the source could not give, and why. */
+export interface MissingObject extends LfsPointer {
+  error: string;
+}
+
+/** What a fetch needs. */
+export interface LfsFetchOptions {
+  url: URL;
+  credentials: Credentials | null;
+  policy: HostPolicy;
+  lfsDir: string;
+  signal: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+const BATCH_SIZE = 100; // the batch API's customary limit per request
+const PARALLEL = 4;
+const MAX_REDIRECTS = 3;
+const LFS_JSON = 'application/vnd.git-lfs+json';
+
+/** The LFS endpoint git-lfs would use for a clone URL (server discovery: `<repo>.git/info/lfs`, git:// becomes https://). */
+export function lfsEndpoint(url: URL): string {
+  // The URL setter cannot turn git: into https: (special and non-special schemes), so build it.
+  const origin = url.protocol === 'git:' ? `https://${url.hostname}` : url.origin;
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${origin}${path.endsWith('.git') ? path : `${path}.git`}/info/lfs`;
+}
+
+function basic(credentials: Credentials): string {
+  return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+}
+
+/**
+ * Fetches LFS objects from the source's batch API (download, basic transfer, groups of
+ * at most 100) into the store. Objects already stored are not fetched again, so a
+ * resumed job continues where it stopped. An object the source cannot give is listed
+ * as missing, not fatal. Every connection, redirects included, goes through the host policy.
+ */
+export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchOptions): Promise<{ stored: LfsPointer[]; missing: MissingObject[] }> {
+  const stored: LfsPointer[] = [];
+  const missing: MissingObject[] = [];
+  const wanted: LfsPointer[] = [];
+  for (const p of pointers) ((await storedSize(options.lfsDir, p.oid)) === p.size ? stored : wanted).push(p);
+  options.onProgress?.(stored.length, pointers.length);
+  if (wanted.length === 0) return { stored, missing };
+  const endpoint = lfsEndpoint(options.url);
+  const dispatcher = new Agent({ connect: policyConnector(options.policy, { timeout: 30_000 }), bodyTimeout: 120_000, headersTimeout: 60_000 });
+  const scrub = (err: unknown) => scrubSecrets(String((err as Error)?.message ?? err), options.credentials).slice(0, 500);
+  try {
+    for (let i = 0; i < wanted.length; i += BATCH_SIZE) {
+      const group = wanted.slice(i, i + BATCH_SIZE);
+      let answer: any;
+      try {
+        answer = await batch(endpoint, group, options, dispatcher);
+      } catch (err) {
+        if (options.signal.aborted) throw err;
+        for (const p of group) missing.push({ ...p, error: scrub(err) });
+        continue;
+      }
+      const byOid = new Map<string, any>((Array.isArray(answer?.objects) ? answer.objects : []).map((o: any) => [o?.oid, o]));
+      const queue = [...group];
+      const worker = async () => {
+        for (let p = queue.shift(); p; p = queue.shift()) {
+          const entry = byOid.get(p.oid);
+          const action = entry?.actions?.download;
+          if (!action?.href) {
+            const e = entry?.error;
+            missing.push({ ...p, error: e ? `${e.code ?? ''} ${e.message ?? ''}`.trim() : 'not offered by the source' });
+            continue;
+          }
+          try {
+            await download(String(action.href), action.header ?? {}, endpoint, p, options, dispatcher);
+            stored.push(p);
+          } catch (err) {
+            if (options.signal.aborted) throw err;
+            missing.push({ ...p, error: scrub(err) });
+          }
+          options.onProgress?.(stored.length + missing.length, pointers.length);
+        }
+      };
+      await Promise.all(Array.from({ length: PARALLEL }, worker));
+    }
+  } finally {
+    await dispatcher.close().catch(() => {});
+  }
+  return { stored, missing };
+}
+
+async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOptions, dispatcher: Dispatcher): Promise<any> {
+  const headers: Record<string, string> = { accept: LFS_JSON, 'content-type': LFS_JSON };
+  if (options.credentials) headers.authorization = basic(options.credentials);
+  const res = await request(`${endpoint}/objects/batch`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ operation: 'download', transfers: ['basic'], objects: group.map(({ oid, size }) => ({ oid, size })) }),
+    dispatcher,
+    signal: options.signal,
+  });
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    // SECURITY: no redirect is followed; the batch endpoint is part of the checked source.
+    throw new Error(res.statusCode >= 300 && res.statusCode < 400 ? 'the LFS endpoint answered with a redirect (not followed)' : `the LFS batch API answered ${res.statusCode}`);
+  }
+  const text = await res.body.text();
+  if (text.length > 16 * 1024 * 1024) throw new Error('the LFS batch answer is too large');
+  return JSON.parse(text);
+}
+
+async function download(href: string, header: Record<string, string>, endpoint: string, p: LfsPointer, options: LfsFetchOptions, dispatcher: Dispatcher): Promise<void> {
+  let target = new URL(href, endpoint);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(header)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
+  // The source's credentials go only to the source's own origin.
+  if (!headers.authorization && options.credentials && target.origin === new URL(endpoint).origin) headers.authorization = basic(options.credentials);
+  for (let hop = 0; ; hop++) {
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`download URL protocol ${target.protocol} is not allowed`);
+    const res = await request(target, { method: 'GET', headers, dispatcher, signal: options.signal });
+    if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location && hop < MAX_REDIRECTS) {
+      await res.body.dump();
+      const next = new URL(String(res.headers.location), target);
+      // SECURITY: a redirect target is connected to through the same policy connector;
+      // credentials never follow a redirect to another origin.
+      if (next.origin !== target.origin) delete headers.authorization;
+      target = next;
+      continue;
+    }
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`download answered ${res.statusCode}`);
+    }
+    await writeObject(options.lfsDir, p.oid, p.size, res.body);
+    return;
+  }
+}

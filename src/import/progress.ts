@@ -1,0 +1,49 @@
+/** Where an import stands, as shown in the job's `progress`. */
+export interface Progress {
+  phase: string;
+  percent: number | null;
+  objects_received: number | null;
+  bytes_received: number | null;
+}
+
+const PHASES: Record<string, string> = {
+  'enumerating objects': 'counting_objects',
+  'counting objects': 'counting_objects',
+  'compressing objects': 'compressing_objects',
+  'receiving objects': 'receiving_objects',
+  'resolving deltas': 'resolving_deltas',
+  'checking connectivity': 'checking_connectivity',
+};
+
+const UNITS: Record<string, number> = { bytes: 1, byte: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 };
+
+/**
+ * Reads the last progress report in a piece of git's `--progress` stderr, such as
+ * "Receiving objects:  45% (450/1000), 1.20 MiB | 2.00 MiB/s" (lines end in \r or \n,
+ * remote lines start with "remote: "). Returns null when the text holds no report.
+ * `previous` carries objects and bytes over from earlier reports of the same fetch.
+ */
+export function parseGitProgress(text: string, previous: Progress | null = null): Progress | null {
+  let found: Progress | null = null;
+  for (const rawLine of text.split(/[\r\n]+/)) {
+    const line = rawLine.replace(/^remote:\s*/, '').trim();
+    const m = /^([A-Za-z ]+?):\s+(?:(\d{1,3})% \((\d+)\/(\d+)\)|(\d+))?(.*)$/.exec(line);
+    if (!m) continue;
+    const phase = PHASES[m[1].toLowerCase()];
+    if (!phase) continue;
+    const base = found ?? previous;
+    const next: Progress = {
+      phase,
+      percent: m[2] !== undefined ? Number(m[2]) : null,
+      objects_received: base?.objects_received ?? null,
+      bytes_received: base?.bytes_received ?? null,
+    };
+    if (phase === 'receiving_objects') {
+      next.objects_received = Number(m[3] ?? m[5] ?? 0);
+      const bytes = /,\s*([\d.]+)\s*(bytes?|KiB|MiB|GiB|TiB)/i.exec(m[6]);
+      if (bytes) next.bytes_received = Math.round(Number(bytes[1]) * UNITS[bytes[2].toLowerCase()]);
+    }
+    found = next;
+  }
+  return found;
+}

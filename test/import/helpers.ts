@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { GitClient } from '../helpers/git.ts';
+import type { TestLike, TestWharf } from '../helpers/wharf.ts';
+
+/** An LFS object of a source: its bytes and pointer. */
+export interface LfsFile {
+  oid: string;
+  size: number;
+  content: Buffer;
+  pointer: string;
+}
+
+/** Makes an LFS object of `size` random bytes. */
+export function lfsFile(size: number): LfsFile {
+  const content = randomBytes(size);
+  const oid = createHash('sha256').update(content).digest('hex');
+  return { oid, size, content, pointer: `version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\nsize ${size}\n` };
+}
+
+/** A source repository: branches, light and annotated tags, a submodule gitlink, LFS pointers. */
+export interface Source {
+  /** The bare repository. */
+  bare: string;
+  /** Objects at the source: `kept` is on the default branch, `old` only in history, `absent` never uploaded. */
+  lfs: { kept: LfsFile; old: LfsFile; absent: LfsFile };
+  submodule: string;
+}
+
+/** Builds a source repository under `base/<name>.git` (default branch "trunk", so HEAD is really read from the source). */
+export async function buildSource(g: GitClient, base: string, name = 'source', extra: (work: string) => Promise<void> = async () => {}): Promise<Source> {
+  const work = path.join(g.dir, `${name}-work`);
+  await g.ok(['init', '-q', '-b', 'trunk', work]);
+  const lfs = { kept: lfsFile(3000), old: lfsFile(2000), absent: lfsFile(1500) };
+  await g.commit(work, 'first', { 'README.md': '# source\n', '.gitattributes': '*.bin filter=lfs diff=lfs merge=lfs -text\n', 'old.bin': lfs.old.pointer });
+  await g.ok(['tag', 'v0.1'], { cwd: work });
+  await g.commit(work, 'second', { 'kept.bin': lfs.kept.pointer, 'absent.bin': lfs.absent.pointer, '.gitmodules': '[submodule "lib"]\n\tpath = lib\n\turl = https://example.com/lib.git\n' });
+  await g.ok(['rm', '-q', 'old.bin'], { cwd: work });
+  const submodule = 'a'.repeat(40);
+  await g.ok(['update-index', '--add', '--cacheinfo', `160000,${submodule},lib`], { cwd: work });
+  await g.ok(['commit', '-q', '-m', 'third: submodule, old.bin gone'], { cwd: work });
+  await g.ok(['tag', '-a', 'v1.0', '-m', 'release 1.0'], { cwd: work });
+  await g.ok(['checkout', '-q', '-b', 'feature/x'], { cwd: work });
+  await g.commit(work, 'feature work');
+  await g.ok(['checkout', '-q', 'trunk'], { cwd: work });
+  await extra(work);
+  const bare = path.join(base, `${name}.git`);
+  await g.ok(['clone', '-q', '--mirror', work, bare]);
+  return { bare, lfs, submodule };
+}
+
+/** A free loopback port (closed again before use, as git daemon binds it itself). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until something accepts connections on a loopback port. */
+export async function waitForPort(port: number, host = '127.0.0.1'): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const c = net.connect(port, host);
+      c.once('connect', () => (c.destroy(), resolve(true)));
+      c.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${host}:${port}`);
+}
+
+/** Serves every repository under `base` with `git daemon` on a loopback port; stopped when the test ends. */
+export async function startGitDaemon(t: TestLike, base: string): Promise<{ url: (name: string) => string; port: number }> {
+  const port = await freePort();
+  const child = spawn('git', ['daemon', '--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', base], {
+    stdio: 'ignore',
+    env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: '1' },
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  await waitForPort(port);
+  return { port, url: (name) => `git://127.0.0.1:${port}/${name}.git` };
+}
+
+/** Polls a job until `done` holds (default: it finished); returns the last answer. */
+export async function waitForJob(w: TestWharf, id: number, options: { token?: string; done?: (job: any) => boolean; timeoutMs?: number } = {}): Promise<any> {
+  const done = options.done ?? ((job: any) => job.finished_at !== null);
+  const until = Date.now() + (options.timeoutMs ?? 120_000);
+  for (;;) {
+    const answer = await w.api('GET', `/api/v1/repos/import/${id}`, { token: options.token });
+    if (answer.status !== 200) throw new Error(`GET import ${id}: ${answer.status} ${answer.text}`);
+    if (done(answer.body)) return answer.body;
+    if (Date.now() > until) throw new Error(`import ${id} still ${answer.body.status}: ${answer.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Uploads LFS objects to a Wharf repository through its batch API (basic transfer, PUT). */
+export async function uploadLfs(w: TestWharf, fullName: string, token: string, files: LfsFile[]): Promise<void> {
+  const auth = `Basic ${Buffer.from(`x:${token}`).toString('base64')}`;
+  const type = 'application/vnd.git-lfs+json';
+  const res = await fetch(`${w.url}/${fullName}.git/info/lfs/objects/batch`, {
+    method: 'POST',
+    headers: { authorization: auth, accept: type, 'content-type': type },
+    body: JSON.stringify({ operation: 'upload', objects: files.map(({ oid, size }) => ({ oid, size })) }),
+  });
+  if (res.status !== 200) throw new Error(`batch upload: ${res.status} ${await res.text()}`);
+  const answer: any = await res.json();
+  for (const object of answer.objects) {
+    const file = files.find((f) => f.oid === object.oid)!;
+    const upload = object.actions?.upload;
+    if (!upload) continue;
+    const put = await fetch(upload.href, { method: 'PUT', headers: { ...upload.header, 'content-type': 'application/octet-stream' }, body: new Uint8Array(file.content) });
+    if (put.status >= 300) throw new Error(`upload ${object.oid}: ${put.status} ${await put.text()}`);
+  }
+}

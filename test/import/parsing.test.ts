@@ -1,0 +1,75 @@
+import t from 'tap';
+import { parseGitProgress } from '../../src/import/progress.ts';
+import { parseLfsPointer } from '../../src/import/lfsScan.ts';
+import { describeGitFailure, scrubSecrets } from '../../src/import/gitErrors.ts';
+import { parseSourceUrl, SourceUrlError } from '../../src/import/url.ts';
+import { lfsEndpoint } from '../../src/import/lfsFetch.ts';
+
+t.test('parseGitProgress reads the last report of each kind', async (t) => {
+  t.equal(parseGitProgress('Cloning into bare repository\n'), null);
+  t.same(parseGitProgress('remote: Enumerating objects: 120, done.\nremote: Counting objects:  40% (48/120)\r'), {
+    phase: 'counting_objects', percent: 40, objects_received: null, bytes_received: null,
+  });
+  t.same(parseGitProgress('Receiving objects:  12% (120/1000), 1.50 MiB | 2.00 MiB/s\rReceiving objects:  45% (450/1000), 3.25 MiB | 2.10 MiB/s\r'), {
+    phase: 'receiving_objects', percent: 45, objects_received: 450, bytes_received: Math.round(3.25 * 1024 * 1024),
+  });
+  t.same(parseGitProgress('Receiving objects: 100% (3/3), 512 bytes | 512.00 KiB/s, done.\n'), {
+    phase: 'receiving_objects', percent: 100, objects_received: 3, bytes_received: 512,
+  });
+  t.same(parseGitProgress('Receiving objects:  10% (1/10), 20.00 KiB | 1 KiB/s\r'), { phase: 'receiving_objects', percent: 10, objects_received: 1, bytes_received: 20480 });
+  const receiving = parseGitProgress('Receiving objects: 100% (1000/1000), 1.00 GiB | 9 MiB/s, done.\n')!;
+  t.equal(receiving.bytes_received, 1024 ** 3);
+  // Resolving keeps what receiving counted.
+  t.same(parseGitProgress('Resolving deltas:  50% (5/10)\r', receiving), { phase: 'resolving_deltas', percent: 50, objects_received: 1000, bytes_received: 1024 ** 3 });
+  t.equal(parseGitProgress('fatal: early EOF\n'), null);
+});
+
+t.test('parseLfsPointer takes spec v1 pointers only', async (t) => {
+  const oid = 'a'.repeat(64);
+  t.same(parseLfsPointer(`version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\nsize 12345\n`), { oid, size: 12345 });
+  t.same(parseLfsPointer(`version https://git-lfs.github.com/spec/v1\next-0-foo sha256:${'b'.repeat(64)}\noid sha256:${oid}\nsize 1\n`), { oid, size: 1 });
+  t.equal(parseLfsPointer(`oid sha256:${oid}\nsize 1\n`), null);
+  t.equal(parseLfsPointer(`version https://git-lfs.github.com/spec/v1\noid sha256:${'A'.repeat(64)}\nsize 1\n`), null);
+  t.equal(parseLfsPointer(`version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\n`), null);
+});
+
+t.test('scrubSecrets removes credentials in every form', async (t) => {
+  const creds = { username: 'bob', password: 's3cr/et+' };
+  const basic = Buffer.from('bob:s3cr/et+').toString('base64');
+  const text = `fatal: unable to access 'https://bob:s3cr%2Fet%2B@h.example/r.git/': x s3cr/et+ Authorization: Basic ${basic} ${basic}`;
+  const out = scrubSecrets(text, creds);
+  for (const secret of ['s3cr/et+', 's3cr%2Fet%2B', basic]) t.notOk(out.includes(secret), `no ${secret}`);
+  t.match(out, "'https://h.example/r.git/'");
+  t.equal(scrubSecrets('fatal: https://user:pw@host/x', null), 'fatal: https://host/x');
+});
+
+t.test('describeGitFailure names redirects, auth, absence and broken connections', async (t) => {
+  t.match(describeGitFailure("fatal: unable to access 'http://h/r/': The requested URL returned error: 302\n", null).message, /redirect.*IMPORT_ALLOWED_HOSTS/);
+  t.match(describeGitFailure("fatal: could not read Username for 'http://h': terminal prompts disabled\n", null).message, /authentication/);
+  t.match(describeGitFailure("fatal: remote error: access denied or repository not exported: /x.git\n", null).message, /no Git repository/);
+  const broken = describeGitFailure('Receiving objects:  40% (4/10)\rfatal: the remote end hung up unexpectedly\nfatal: early EOF\nfatal: index-pack failed\n', null);
+  t.equal(broken.broken, true);
+  t.equal(broken.message, 'fatal: index-pack failed');
+  t.equal(describeGitFailure('fatal: something else\n', null).broken, false);
+});
+
+t.test('parseSourceUrl allows http, https and git; splits off user info', async (t) => {
+  for (const bad of ['file:///etc', '/etc', 'ext::sh -c id', '-uhelp', 'ssh://git@h/r.git', 'git+ssh://h/r.git', 'git@github.com:a/b.git', 'git://h:9418/r%0a.git', 'http://h/r .git', 'ftp://h/r']) {
+    t.throws(() => parseSourceUrl(bad), SourceUrlError, bad);
+  }
+  const plain = parseSourceUrl('https://git.example.com/a/b.git');
+  t.equal(plain.display, 'https://git.example.com/a/b.git');
+  t.equal(plain.credentials, null);
+  const withCreds = parseSourceUrl('https://bob:p%40ss@git.example.com/a/b.git');
+  t.equal(withCreds.display, 'https://git.example.com/a/b.git');
+  t.same(withCreds.credentials, { username: 'bob', password: 'p@ss' });
+  t.equal(withCreds.url.href, 'https://git.example.com/a/b.git');
+  t.equal(parseSourceUrl('git://127.0.0.1:9000/x.git').url.port, '9000');
+});
+
+t.test('lfsEndpoint follows git-lfs server discovery', async (t) => {
+  t.equal(lfsEndpoint(new URL('https://h/a/b.git')), 'https://h/a/b.git/info/lfs');
+  t.equal(lfsEndpoint(new URL('https://h/a/b')), 'https://h/a/b.git/info/lfs');
+  t.equal(lfsEndpoint(new URL('https://h/a/b/')), 'https://h/a/b.git/info/lfs');
+  t.equal(lfsEndpoint(new URL('git://h:9418/a/b.git')), 'https://h/a/b.git/info/lfs');
+});
