@@ -5,9 +5,11 @@ import { createDispatcher } from './delivery/dispatcher.ts';
 import { gitMount } from './git/smartHttp.ts';
 import { pullSyncWorker } from './domain/pullSync.ts';
 import { createImportRunner } from './import/runner.ts';
+import { uiMount } from './ui/index.ts';
 
 /** Route groups served beside the REST API, in order (Git smart HTTP, web UI). */
-export const MOUNTS: Mount[] = [metricsMount, gitMount];
+// The web UI stays last: Git transport paths under /<org>/<repo> must match first.
+export const MOUNTS: Mount[] = [metricsMount, gitMount, uiMount];
 
 /** Background workers started with the server (webhook dispatcher, import runner). */
 export const WORKERS: WorkerFactory[] = [createDispatcher, pullSyncWorker, (services) => createImportRunner(services)];

@@ -6,10 +6,10 @@ import { startWharf, type TestLike, type TestWharf } from '../helpers/wharf.ts';
 /** Flags that keep Chromium off the network and quiet in a sandboxed machine. */
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-/** Starts a Wharf with the web UI mounted (last, as in production). */
+/** Starts a Wharf as production runs it; the web UI is one of its mounts. */
 export function startUiWharf(t: TestLike, options: Parameters<typeof startWharf>[1] = {}): Promise<TestWharf> {
-  const mounts = MOUNTS.includes(uiMount) ? MOUNTS : [...MOUNTS, uiMount];
-  return startWharf(t, { mounts, ...options });
+  if (!MOUNTS.includes(uiMount)) throw new Error('the web UI is not in MOUNTS');
+  return startWharf(t, options);
 }
 
 /** Launches headless Chromium (closed when the test ends) and opens a page. */
