@@ -90,8 +90,8 @@ export function webhookRoutes(router: Router, services: Services) {
     if (created.webhook.active) notifyDeliveries(services);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/webhooks/${created.webhook.id}`);
-    // The only answer that ever carries the secret.
-    ctx.body = { ...(await present([created.webhook]))[0], secret: created.secret };
+    // The only answer that ever carries a secret, and only one the server generated.
+    ctx.body = { ...(await present([created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) };
   });
 
   router.get('/repos/:org/:repo/webhooks', owner, async (ctx) => {

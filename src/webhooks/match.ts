@@ -15,8 +15,10 @@ function branchMatcher(glob: string): (branch: string) => boolean {
   return m;
 }
 
-/** Whether a branch filter is a glob picomatch can compile. */
+/** Whether a branch filter could ever match a branch: a glob picomatch compiles, without what git refuses in ref names. */
 export function validBranchFilter(glob: string): boolean {
+  // Space, control characters, ~ ^ : \ and ".." never occur in a branch name (git check-ref-format).
+  if (/[\x00-\x20\x7f~^:\\]|\.\./.test(glob)) return false;
   try {
     picomatch.makeRe(glob);
     return true;

@@ -14,7 +14,7 @@ export async function buildWebhook(
 ): Promise<any> {
   const res = await w.api('POST', `/api/v1/repos/${repo.org}/${repo.name}/webhooks`, { token, body: { url: `${receiver.url}/hook`, ...body } });
   if (res.status !== 201) throw new Error(`webhook not created: ${res.status} ${res.text}`);
-  receiver.secrets.set(res.body.id, res.body.secret);
+  receiver.secrets.set(res.body.id, (body.secret as string | undefined) ?? res.body.secret);
   return res.body;
 }
 
