@@ -122,3 +122,66 @@ export async function uploadLfs(w: TestWharf, fullName: string, token: string, f
     if (put.status >= 300) throw new Error(`upload ${object.oid}: ${put.status} ${await put.text()}`);
   }
 }
+
+/** A TCP proxy on loopback in front of a port: paces what the server sends, and can cut a connection mid-transfer. */
+export interface Proxy {
+  port: number;
+  /** Bytes per 50 ms sent to the client; 0 for no limit. */
+  rate: number;
+  /** When set, the next connection that has sent this many bytes to the client is cut (once). */
+  cutAfter: number;
+  cuts: number;
+}
+
+/** Starts a pacing proxy to `target` on loopback; closed when the test ends. */
+export async function startProxy(t: TestLike, target: number, options: { rate?: number; cutAfter?: number } = {}): Promise<Proxy> {
+  const state: Proxy = { port: 0, rate: options.rate ?? 0, cutAfter: options.cutAfter ?? 0, cuts: 0 };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    const queue: Buffer[] = [];
+    let sent = 0;
+    let ended = false;
+    const close = () => (client.destroy(), upstream.destroy());
+    const pump = setInterval(() => {
+      let budget = state.rate || Infinity;
+      while (queue.length && budget > 0) {
+        const chunk = queue[0];
+        const part = chunk.subarray(0, Math.min(chunk.length, budget));
+        queue[0] = chunk.subarray(part.length);
+        if (queue[0].length === 0) queue.shift();
+        budget -= part.length;
+        sent += part.length;
+        client.write(part);
+        if (state.cutAfter && sent >= state.cutAfter) {
+          state.cutAfter = 0;
+          state.cuts++;
+          return close();
+        }
+      }
+      if (ended && queue.length === 0) client.end();
+      upstream[queue.length > 64 ? 'pause' : 'resume']();
+    }, 50);
+    upstream.on('data', (c) => queue.push(c));
+    upstream.on('end', () => (ended = true));
+    client.on('data', (c) => upstream.write(c));
+    client.on('end', () => upstream.end());
+    for (const s of [client, upstream]) {
+      s.on('error', close);
+      s.on('close', () => (clearInterval(pump), sockets.delete(s), close()));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as net.AddressInfo).port;
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  return state;
+}
+
+/** Adds `count` commits of `bytesEach` random bytes to a work tree: a source that takes a while to send. */
+export async function addBulk(g: GitClient, work: string, count: number, bytesEach: number): Promise<void> {
+  for (let i = 0; i < count; i++) await g.commit(work, `bulk ${i}`, { [`bulk/${i}.dat`]: randomBytes(bytesEach) });
+}

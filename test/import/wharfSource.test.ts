@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { buildUser, startWharf } from '../helpers/wharf.ts';
+import { createOrg } from '../../src/domain/accounts.ts';
+import { createRepository } from '../../src/domain/repos.ts';
+import { gitClient, refList, repoUrl } from '../helpers/git.ts';
+import { repoDir } from '../../src/git/bare.ts';
+import { buildSource, uploadLfs, waitForJob } from './helpers.ts';
+
+t.test('import from a Wharf over HTTP with credentials: refs, HEAD, LFS served afterwards; credentials nowhere', async (t) => {
+  const upstream = await startWharf(t);
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  const g = gitClient(t);
+  const base = path.join(g.dir, 'built');
+  fs.mkdirSync(base);
+  const source = await buildSource(g, base);
+  const upOrg = await createOrg(upstream.running.services.db, 'up');
+  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'proj', defaultBranch: 'trunk' });
+  const { token: upstreamToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
+  await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/proj', upstreamToken)], { cwd: source.bare });
+  await uploadLfs(upstream, 'up/proj', upstreamToken, [source.lfs.kept, source.lfs.old]);
+  const sourceRefs = refList(await g.ok(['ls-remote', repoUrl(upstream, 'up/proj', upstreamToken)]));
+
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  const plainUrl = `${upstream.url}/up/proj.git`;
+  // Credentials in the URL's user info for one job, as separate fields for the other.
+  const inUrl = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: repoUrl(upstream, 'up/proj', upstreamToken), target_org: 'demo', name: 'via-url' } });
+  t.equal(inUrl.status, 202, inUrl.text);
+  t.equal(inUrl.body.source_url, plainUrl, 'user info removed from the stored URL');
+  const inFields = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: plainUrl, target_org: 'demo', name: 'via-fields', visibility: 'public', auth_username: 'sam', auth_password: upstreamToken } });
+  t.equal(inFields.status, 202, inFields.text);
+  t.notOk(JSON.stringify(inFields.body).includes(upstreamToken));
+
+  for (const [created, name] of [[inUrl, 'via-url'], [inFields, 'via-fields']] as const) {
+    const job = await waitForJob(w, created.body.id, { token });
+    t.equal(job.status, 'succeeded', job.error);
+    t.equal(job.repository.default_branch, 'trunk');
+    t.equal(job.repository.lfs_objects, 2, 'the object on trunk and the one only in history');
+    t.same(job.repository.missing_lfs_objects.map((m: any) => m.oid), [source.lfs.absent.oid], 'the object the source never had is listed, not fatal');
+    t.same(refList(await g.ok(['ls-remote', repoDir(w.config.reposDir, 'demo', name)])), sourceRefs, `${name}: refs equal the source`);
+  }
+
+  // A git lfs clone from this Wharf gets the real bytes, including history-only objects.
+  // (absent.bin was never at the source, so the checkout leaves it a pointer.)
+  await g.ok(['lfs', 'install', '--skip-repo']);
+  const clone = path.join(g.dir, 'lfs-clone');
+  await g.ok(['clone', '-q', repoUrl(w, 'demo/via-fields', token), clone], { env: { GIT_LFS_SKIP_SMUDGE: '1' } });
+  await g.ok(['lfs', 'pull', '--include', 'kept.bin'], { cwd: clone });
+  t.same(fs.readFileSync(path.join(clone, 'kept.bin')), source.lfs.kept.content, 'LFS bytes equal the source');
+  await g.ok(['lfs', 'fetch', 'origin', 'v0.1'], { cwd: clone });
+  const old = source.lfs.old.oid;
+  t.same(fs.readFileSync(path.join(clone, '.git', 'lfs', 'objects', old.slice(0, 2), old.slice(2, 4), old)), source.lfs.old.content, 'history-only object served too');
+
+  // Wrong credentials: a failed job, no repository, and the same name can be used again.
+  const wrong = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: plainUrl, target_org: 'demo', name: 'retry', auth_username: 'sam', auth_password: 'wharf_not-the-token' } });
+  const failed = await waitForJob(w, wrong.body.id, { token });
+  t.equal(failed.status, 'failed');
+  t.match(failed.error, /authentication|credentials|no Git repository/);
+  t.notOk(failed.error.includes('wharf_not-the-token'));
+  t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'retry')), 'no directory left');
+  t.equal((await w.api('GET', '/api/v1/repos/demo/retry', { token })).status, 404, 'no repository left');
+  const retried = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: plainUrl, target_org: 'demo', name: 'retry', auth_password: upstreamToken } });
+  t.equal(retried.status, 202, 'the name is free again');
+  t.equal((await waitForJob(w, retried.body.id, { token })).status, 'succeeded');
+
+  // Credentials appear in no job record, API answer or log line.
+  const db = w.running.services.db;
+  const rows = await db('import_jobs').select('*');
+  t.ok(rows.every((r: any) => r.credentials === null), 'credentials cleared when each job ended');
+  for (const secret of [upstreamToken, 'wharf_not-the-token']) {
+    t.notOk(JSON.stringify(rows).includes(secret), 'not in any job row');
+    t.notOk(w.logs.join('').includes(secret), 'not in any log line');
+    const list = await w.api('GET', '/api/v1/repos/import', { token });
+    t.notOk(list.text.includes(secret), 'not in any API answer');
+  }
+});
