@@ -5,6 +5,7 @@ import { healthRoutes } from './health.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
 import { repoRoutes } from './repos.ts';
+import { bulkIssueRoutes } from './bulkIssues.ts';
 import { importRoutes } from './imports.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { deliveryRoutes } from './deliveries.ts';
@@ -19,7 +20,7 @@ import { releaseRoutes } from './releases.ts';
 export type RouteGroup = (router: Router, services: Services) => void;
 
 /** Route groups behind a bearer token. */
-const AUTHENTICATED: RouteGroup[] = [userRoutes, orgRoutes, importRoutes, repoRoutes, issueRoutes, commentRoutes, pullRoutes, releaseRoutes, pipelineRoutes, agentActionRoutes, webhookRoutes, deliveryRoutes];
+const AUTHENTICATED: RouteGroup[] = [userRoutes, orgRoutes, importRoutes, repoRoutes, bulkIssueRoutes, issueRoutes, commentRoutes, pullRoutes, releaseRoutes, pipelineRoutes, agentActionRoutes, webhookRoutes, deliveryRoutes];
 
 /** The REST API under /api/v1: health and meta open, everything else behind a bearer token. */
 export function apiRouters(services: Services): Router[] {

@@ -28,3 +28,37 @@ export function insertedId(row: unknown): number {
 export async function lockRepository(trx: Knex.Transaction, repositoryId: number): Promise<void> {
   if (isPostgres(trx)) await trx('repositories').where('id', repositoryId).forUpdate().first('id');
 }
+
+/**
+ * One multi-row `INSERT … VALUES (…), (…)` per chunk, written out by hand: Knex
+ * renders multi-row inserts on SQLite as `SELECT … UNION ALL SELECT …`, which
+ * SQLite caps at 500 terms. Both dialects accept this form, `ON CONFLICT` and
+ * `RETURNING` alike. Returns the `returning` columns of every written row.
+ */
+export async function insertValues<R = Record<string, unknown>>(
+  trx: Knex.Transaction,
+  table: string,
+  rows: Record<string, unknown>[],
+  options: { returning?: string[]; conflict?: { target: string[]; merge?: string[] } } = {},
+): Promise<R[]> {
+  if (rows.length === 0) return [];
+  const columns = Object.keys(rows[0]);
+  const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  let tail = '';
+  if (options.conflict) {
+    const { target, merge } = options.conflict;
+    tail += ` on conflict (${target.map(q).join(', ')}) `;
+    tail += merge?.length ? `do update set ${merge.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'do nothing';
+  }
+  if (options.returning) tail += ` returning ${options.returning.map(q).join(', ')}`;
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  const out: R[] = [];
+  for (const chunk of chunksFor(rows, columns.length)) {
+    const sql = `insert into ${q(table)} (${columns.map(q).join(', ')}) values ${chunk.map(() => tuple).join(', ')}${tail}`;
+    const values = chunk.flatMap((row) => columns.map((c) => row[c] ?? null));
+    const result = await trx.raw(sql, values as Knex.RawBinding[]);
+    // pg answers { rows }, better-sqlite3 an array of rows.
+    if (options.returning) out.push(...((Array.isArray(result) ? result : result.rows) as R[]));
+  }
+  return out;
+}

@@ -1,14 +1,12 @@
 import type { Knex } from 'knex';
-import { chunksFor } from './batch.ts';
+import { chunksFor, insertValues } from './batch.ts';
 
 /** Makes sure every label name exists in the repository, creating the missing ones; returns name → id. */
 export async function ensureLabels(trx: Knex.Transaction, repositoryId: number, names: Iterable<string>): Promise<Map<string, number>> {
   const wanted = [...new Set(names)];
   const ids = new Map<string, number>();
   if (wanted.length === 0) return ids;
-  for (const chunk of chunksFor(wanted, 2)) {
-    await trx('labels').insert(chunk.map((name) => ({ repository_id: repositoryId, name }))).onConflict(['repository_id', 'name']).ignore();
-  }
+  await insertValues(trx, 'labels', wanted.map((name) => ({ repository_id: repositoryId, name })), { conflict: { target: ['repository_id', 'name'] } });
   for (const chunk of chunksFor(wanted, 1)) {
     const rows = await trx('labels').where('repository_id', repositoryId).whereIn('name', chunk).select('id', 'name');
     for (const row of rows) ids.set(row.name, Number(row.id));
@@ -25,7 +23,7 @@ export async function replaceLabels(trx: Knex.Transaction, repositoryId: number,
   for (const [issueId, names] of byIssue) {
     for (const name of new Set(names)) links.push({ issue_id: issueId, label_id: ids.get(name)! });
   }
-  for (const chunk of chunksFor(links, 2)) await trx('issue_labels').insert(chunk);
+  await insertValues(trx, 'issue_labels', links);
 }
 
 /** Label names of each issue, sorted by name: issue id → names. */

@@ -1,0 +1,67 @@
+import type Router from '@koa/router';
+import type { Services } from '../services.ts';
+import { importIssues } from '../domain/bulkIssues.ts';
+import { repoAccess } from '../http/repoAccess.ts';
+import { compile } from '../http/validate.ts';
+import { jsonBody } from '../http/body.ts';
+import { validationFailed, type ErrorDetail } from '../http/errors.ts';
+import { ISSUE_FIELDS } from './issues.ts';
+
+/** Body limit of the bulk import (SPEC §4). */
+export const BULK_LIMIT = 50 * 1024 * 1024;
+
+/** Issues per request at most (SPEC §8.2). */
+export const BULK_MAX_ISSUES = 10_000;
+
+const time = { type: 'string', format: 'date-time' } as const;
+
+const parseBulk = compile({
+  type: 'object',
+  additionalProperties: false,
+  required: ['issues'],
+  properties: {
+    issues: {
+      type: 'array',
+      maxItems: BULK_MAX_ISSUES,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['number', 'title'],
+        properties: {
+          number: { type: 'integer', minimum: 1, maximum: 2147483647 },
+          title: ISSUE_FIELDS.title,
+          body: ISSUE_FIELDS.body,
+          labels: ISSUE_FIELDS.labels,
+          // Logins from the forge the issues come from, kept as given.
+          assignees: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } },
+          state: ISSUE_FIELDS.state,
+          created_at: time,
+          closed_at: time,
+        },
+      },
+    },
+    on_conflict: { type: 'string', enum: ['error', 'skip', 'update'], default: 'error' },
+  },
+} as const);
+
+/** Each number used twice in one request, named at every later use. */
+function duplicateNumbers(issues: { number: number }[]): ErrorDetail[] {
+  const first = new Map<number, number>();
+  const details: ErrorDetail[] = [];
+  issues.forEach(({ number }, i) => {
+    const seen = first.get(number);
+    if (seen === undefined) first.set(number, i);
+    else details.push({ path: `/issues/${i}/number`, message: `duplicates /issues/${seen}/number` });
+  });
+  return details;
+}
+
+/** POST /repos/:org/:repo/issues/bulk: org owners import issues with their numbers (SPEC §8.2). */
+export function bulkIssueRoutes(router: Router, { db }: Services) {
+  router.post('/repos/:org/:repo/issues/bulk', repoAccess(db, 'admin'), jsonBody(BULK_LIMIT), async (ctx) => {
+    const input = parseBulk(ctx.request.body);
+    const duplicates = duplicateNumbers(input.issues);
+    if (duplicates.length > 0) throw validationFailed(duplicates, 'Issue numbers must be unique in a request');
+    ctx.body = await importIssues(db, ctx.state.repo, ctx.state.user, input.issues, input.on_conflict);
+  });
+}
