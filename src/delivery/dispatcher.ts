@@ -31,8 +31,9 @@ export function createDispatcher(services: Services): Worker {
   const { db, config, log } = services;
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const concurrency = config.webhookConcurrency;
-  // Long enough to cover one attempt and the batched result write that follows it.
-  const leaseMs = 2 * config.webhookTimeoutMs + 10_000;
+  // Covers one attempt (at most WEBHOOK_TIMEOUT: only free slots are claimed, so nothing
+  // waits in the queue) and the batched result write right after it.
+  const leaseMs = config.webhookTimeoutMs + 5_000;
   const metrics = deliveryMetrics(services);
   const queue = new PQueue({ concurrency });
   const agent = deliveryAgent(config);

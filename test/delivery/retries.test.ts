@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver, waitFor, type Answer } from './receiver.ts';
 import { buildWebhook, raise } from './build.ts';
 
 const env = { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_RETRY_SCHEDULE: '0s,200ms,400ms,800ms', WEBHOOK_TIMEOUT: '1s' };
@@ -61,7 +61,7 @@ t.test('success at attempt 3 stops retrying; 3xx, timeouts and refused connectio
   const w = await startWharf(t, { env });
   const repo = await buildRepo(w, 'acme', 'app');
   let pushes = 0;
-  const rx = await startReceiver(t, (r) => {
+  const rx = await startReceiver(t, (r): Answer => {
     if (r.event === 'ping') return {};
     if (r.path === '/third') return { status: ++pushes < 3 ? 503 : 200 };
     if (r.path === '/redirect') return { status: 302, headers: { location: `http://127.0.0.1:1/` } };
