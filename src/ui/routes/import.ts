@@ -8,7 +8,7 @@ import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { importForm, importRequest, importValuesFromForm, type ImportValues } from '../pages/importForm.ts';
 import type { FieldErrors } from '../pages/webhookForm.ts';
-import { timeTag } from '../format.ts';
+import { plural, timeTag } from '../format.ts';
 
 /** An import job (SPEC §8.1). */
 interface ImportJob {
@@ -26,6 +26,14 @@ interface ImportJob {
 }
 
 const FINISHED = ['succeeded', 'failed', 'canceled'];
+const LABELS: Record<string, string> = { queued: 'Waiting to start', cloning: 'Cloning', fetching_lfs: 'Fetching LFS objects', finalizing: 'Finalizing' };
+
+/** What a running job is doing, in words: its status, and its phase when that says more. */
+function runningLabel(job: ImportJob): string {
+  const status = LABELS[job.status] ?? job.status;
+  const phase = job.progress?.phase;
+  return phase && phase !== job.status && LABELS[phase] !== status ? `${status} · ${phase}` : status;
+}
 
 function jobId(value: string | undefined): number {
   if (!value || !/^[1-9]\d{0,15}$/.test(value)) throw new PageError(404, 'Not found', 'No such import.');
@@ -70,11 +78,11 @@ function progressView(job: ImportJob) {
   if (job.status === 'succeeded' && job.repository) {
     const r = job.repository;
     return html`<p class="result ok">Import finished</p><p><a class="button primary" href="/${r.full_name}">Open ${r.full_name}</a></p>
-    <p class="muted">${r.branches} branches · ${r.tags} tags · ${r.lfs_objects} LFS objects · default branch <span class="ref">${r.default_branch}</span></p>`;
+    <p class="muted">${plural(r.branches, 'branch', 'branches')} · ${plural(r.tags, 'tag')} · ${plural(r.lfs_objects, 'LFS object')} · default branch <span class="ref">${r.default_branch}</span></p>`;
   }
   if (job.status === 'failed') return html`<p class="result bad">Import failed</p><p class="flash error" role="alert">${job.error ?? 'The import failed.'}</p><p><a class="button" href="/-/import">Start again</a></p>`;
   if (job.status === 'canceled') return html`<p class="result wait">Import canceled</p><p><a class="button" href="/-/import">Start again</a></p>`;
-  return html`<p><span class="result wait" data-field="status">${job.status}</span> <span data-field="phase">${p.phase ?? ''}</span></p>
+  return html`<p><span class="result wait" data-field="status">${runningLabel(job)}</span></p>
   <progress max="100" value="${percent}" data-field="percent">${percent}%</progress>${numbers}`;
 }
 
@@ -117,7 +125,7 @@ export function importRoutes(router: Router, _services: Services) {
       // Without a script the page refreshes itself; with one, wharf.js polls the status feed and reloads at the end.
       { title: `Import of ${job.target_org}/${job.name}`, crumbs: [{ label: 'Import', href: '/-/import' }, { label: `${job.target_org}/${job.name}` }], head: running ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>` : undefined },
       html`<section class="card narrow" ${running ? html`data-poll="/-/import/${job.id}/status"` : ''}>
-      <h1>Importing into ${job.target_org}/${job.name}</h1>
+      <h1>${running ? 'Importing into' : 'Import into'} ${job.target_org}/${job.name}</h1>
       <p class="muted">From <code>${job.source_url}</code> · ${job.visibility} · started ${timeTag(job.created_at)}${job.finished_at ? html` · ended ${timeTag(job.finished_at)}` : ''}</p>
       <div class="progress-view">${progressView(job)}</div>
       ${running ? html`<form method="post" action="/-/import/${job.id}/cancel" class="actions">${csrfField(ctx)}<button type="submit" class="danger">Cancel import</button></form>` : ''}
@@ -129,7 +137,7 @@ export function importRoutes(router: Router, _services: Services) {
     const api = requireApi(ctx);
     const job: ImportJob = await api.get(`/api/v1/repos/import/${jobId(ctx.params.id)}`);
     ctx.type = 'application/json';
-    ctx.body = { status: job.status, finished: FINISHED.includes(job.status), progress: job.progress ?? {} };
+    ctx.body = { status: job.status, label: runningLabel(job), finished: FINISHED.includes(job.status), progress: job.progress ?? {} };
   });
 
   router.post('/-/import/:id/cancel', async (ctx) => {

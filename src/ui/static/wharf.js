@@ -40,8 +40,7 @@ document.addEventListener('DOMContentLoaded', () => {
           const job = await res.json();
           if (job.finished) return location.reload();
           const p = job.progress || {};
-          set('status', (el) => (el.textContent = job.status));
-          set('phase', (el) => (el.textContent = p.phase || ''));
+          set('status', (el) => (el.textContent = job.label));
           set('percent', (el) => (el.value = Math.round(p.percent || 0)));
           set('numbers', (el) => (el.textContent = `${p.objects_received || 0} objects · ${Math.round((p.bytes_received || 0) / 1024)} KiB received`));
         }
