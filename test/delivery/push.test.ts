@@ -1,0 +1,40 @@
+import path from 'node:path';
+import t from 'tap';
+import { startWharf, buildRepo, buildUser } from '../helpers/wharf.ts';
+import { gitClient, repoUrl } from '../helpers/git.ts';
+import { startReceiver, waitFor } from './receiver.ts';
+import { buildWebhook } from './build.ts';
+
+t.test('a real git push reaches the receiver as signed push deliveries, branch filter honoured', async (t) => {
+  const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const rx = await startReceiver(t);
+  const mainOnly = await buildWebhook(w, repo, rx, { url: `${rx.url}/main`, branch_filter: 'main' });
+  const everything = await buildWebhook(w, repo, rx, { url: `${rx.url}/all`, events: ['*'] });
+  await waitFor('creation pings', () => rx.received.length === 2);
+
+  const g = gitClient(t);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', work]);
+  await g.ok(['remote', 'add', 'origin', repoUrl(w, 'acme/app', ann.token)], { cwd: work });
+  await g.commit(work, 'first');
+  const head = await g.commit(work, 'second');
+  await g.ok(['push', '-q', 'origin', 'main'], { cwd: work });
+  await g.ok(['checkout', '-q', '-b', 'feature/x'], { cwd: work });
+  const feature = await g.commit(work, 'feature work');
+  await g.ok(['push', '-q', 'origin', 'feature/x'], { cwd: work });
+  await g.ok(['tag', 'v1.0'], { cwd: work });
+  await g.ok(['push', '-q', 'origin', 'v1.0'], { cwd: work });
+
+  await waitFor('pushes: 1 to main-only, 3 to everything', () => rx.received.filter((r) => r.event === 'push').length === 4);
+  const pushes = rx.received.filter((r) => r.event === 'push');
+  t.ok(pushes.every((r) => r.signatureOk && r.standardOk), 'every push delivery verified (HMAC and Standard Webhooks)');
+  const refs = (id: number) => pushes.filter((r) => r.hookId === id).map((r) => JSON.parse(r.body.toString()));
+  t.same(refs(mainOnly.id).map((p) => [p.ref, p.after]), [['refs/heads/main', head]], 'branch_filter main: only the main push');
+  t.same(refs(everything.id).map((p) => p.ref).sort(), ['refs/heads/feature/x', 'refs/heads/main', 'refs/tags/v1.0']);
+  const main = refs(everything.id).find((p) => p.ref === 'refs/heads/main');
+  t.equal(main.total_commits, 2);
+  t.equal(main.sender.login, 'ann');
+  t.equal(refs(everything.id).find((p) => p.ref === 'refs/heads/feature/x').after, feature);
+});
