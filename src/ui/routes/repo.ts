@@ -56,6 +56,8 @@ async function issuesSection(ctx: Context, repo: RepoRecord): Promise<SafeHtml |
 /** The repository page: clone URL, recent commits, branches, tags, open issues. */
 export function repoRoutes(router: Router, services: Services) {
   router.get('/:org/:repo', async (ctx) => {
+    // A clone URL pasted into the browser shows the repository, as on other forges.
+    if (ctx.params.repo.endsWith('.git') && ctx.params.repo.length > 4) return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
     const dir = repoDir(services.config.reposDir, repo.owner.login, repo.name);
     const [refs, owner, issues] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo)]);
