@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { serveCommand } from './serve.ts';
 import { adminCommands } from './admin.ts';
+import { importCommand } from './import.ts';
 import { version } from '../version.ts';
 
 /** Exit codes of every wharf command. */
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
   };
   serveCommand(program, run);
   adminCommands(program, run);
+  importCommand(program, run);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

@@ -1,0 +1,114 @@
+import { EventEmitter } from 'node:events';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { loadConfig } from '../config.ts';
+import { connect, migrate } from '../db/connect.ts';
+import { createLogger } from '../log.ts';
+import { findOrg } from '../domain/accounts.ts';
+import { isValidName } from '../domain/names.ts';
+import { VISIBILITIES } from '../domain/repos.ts';
+import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, type ImportJob } from '../import/jobs.ts';
+import { createImportRunner } from '../import/runner.ts';
+import { EXIT, CliError, type RunWrapper } from './main.ts';
+
+function targetArg(value: string): { org: string; name: string } {
+  const [org, name, more] = value.split('/');
+  if (more !== undefined || !org || !name || !isValidName(org) || !isValidName(name)) throw new InvalidArgumentError('expected <org>/<name>');
+  return { org, name };
+}
+
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text.replace(/\r?\n$/, '');
+}
+
+const mib = (n: number | null) => (n === null ? '' : ` ${(n / 1024 / 1024).toFixed(1)} MiB`);
+
+/** One line describing where a job stands: a bar on a terminal, plain text otherwise. */
+export function progressLine(job: ImportJob, width = 24): string {
+  const percent = job.percent ?? 0;
+  const filled = Math.round((percent / 100) * width);
+  const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+  const objects = job.objects_received === null ? '' : ` ${job.objects_received} objects`;
+  return `${job.status.padEnd(12)} ${bar} ${String(job.percent ?? '').padStart(3)}% ${job.phase ?? ''}${objects}${mib(job.bytes_received)}`;
+}
+
+/**
+ * `wharf import <source_url> <org>/<name>`: queues an import in the database and runs
+ * it in this process with the same runner the server uses (a server sharing the
+ * database may take it instead; either way this command follows it to the end).
+ * A password comes from stdin (--password-stdin), never from an argument.
+ */
+export function importCommand(program: Command, run: RunWrapper) {
+  program
+    .command('import')
+    .description('import a repository from an http, https or git URL, following its progress')
+    .argument('<source_url>', 'http, https or git URL of the source')
+    .argument('<target>', '<org>/<name> of the new repository', targetArg)
+    .addOption(new Option('--visibility <visibility>', 'visibility of the new repository').choices(VISIBILITIES).default('private'))
+    .option('--username <username>', 'user name for the source')
+    .option('--password-stdin', 'read the source password or token from stdin', false)
+    .action((sourceUrl: string, target: { org: string; name: string }, opts: { visibility: string; username?: string; passwordStdin: boolean }) =>
+      run(async () => {
+        const config = loadConfig();
+        const password = opts.passwordStdin ? await readStdin() : undefined;
+        const db = connect(config.databaseUrl);
+        const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
+        const runner = createImportRunner(services);
+        try {
+          await migrate(db);
+          const org = await findOrg(db, target.org);
+          if (!org) throw new CliError(`no organization named ${target.org}`);
+          let job: ImportJob;
+          try {
+            job = await createImportJob(db, config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password });
+          } catch (err) {
+            if (!(err instanceof ImportRequestError)) throw err;
+            if (err.kind === 'conflict') throw new CliError(err.message);
+            process.stderr.write(`wharf: ${err.details.map((d) => `${d.path.slice(1)}: ${d.message}`).join('; ')}\n`);
+            return EXIT.usage;
+          }
+          process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
+          const interrupted = () => void cancelImportJob(db, config, job).then(() => services.signals.emit('import-cancel', job.id));
+          process.once('SIGINT', interrupted);
+          await runner.start();
+          job = await follow(db, job.id);
+          process.off('SIGINT', interrupted);
+          if (job.status !== 'succeeded') {
+            process.stderr.write(`wharf: import ${job.status}${job.error ? `: ${job.error}` : ''}\n`);
+            return EXIT.failure;
+          }
+          const result = JSON.parse(job.result!);
+          process.stdout.write(
+            `imported ${target.org}/${target.name}: ${result.branches} branches, ${result.tags} tags, ${result.lfs_objects} LFS objects` +
+              `${result.missing_lfs_objects.length ? ` (${result.missing_lfs_objects.length} missing at the source)` : ''}, default branch ${result.default_branch}\n`,
+          );
+          return EXIT.ok;
+        } finally {
+          await runner.stop();
+          await db.destroy();
+        }
+      })(),
+    );
+}
+
+/** Polls a job until it finishes, drawing progress on stderr (a bar on a terminal, a line per change otherwise). */
+async function follow(db: ReturnType<typeof connect>, id: number): Promise<ImportJob> {
+  const tty = process.stderr.isTTY;
+  let last = '';
+  for (;;) {
+    const job = (await findImportJob(db, id))!;
+    const line = progressLine(job);
+    // Off a terminal, print when the phase changes or the percent crosses a tenth.
+    const key = tty ? line : `${job.status} ${job.phase} ${Math.floor((job.percent ?? 0) / 10)}`;
+    if (key !== last) {
+      process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
+      last = key;
+    }
+    if (job.finished_at !== null) {
+      if (tty) process.stderr.write('\n');
+      return job;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
