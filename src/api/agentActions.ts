@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import { recordAgentAction } from '../domain/agentActions.ts';
 import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
+import { MAX_INT, text } from './fields.ts';
 import { jsonBody } from '../http/body.ts';
 import { iso } from './present.ts';
 
@@ -11,9 +12,9 @@ const parseAgentAction = compile({
   additionalProperties: false,
   required: ['name', 'action', 'summary', 'target'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 255 },
-    action: { type: 'string', minLength: 1, maxLength: 255 },
-    summary: { type: 'string', maxLength: 65536 },
+    name: text(1, 255),
+    action: text(1, 255),
+    summary: text(0, 65536),
     target: {
       type: 'object',
       additionalProperties: false,
@@ -21,7 +22,7 @@ const parseAgentAction = compile({
       properties: {
         type: { type: 'string', enum: ['issue', 'pull_request', 'commit'] },
         // A number for issues and pull requests, a full sha for commits; the pairing is checked against the repository.
-        id: { anyOf: [{ type: 'integer', minimum: 1, maximum: 2147483647 }, { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' }] },
+        id: { anyOf: [{ type: 'integer', minimum: 1, maximum: MAX_INT }, { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' }] },
       },
     },
   },

@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import { importIssues } from '../domain/bulkIssues.ts';
 import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
+import { MAX_INT, text } from './fields.ts';
 import { jsonBody } from '../http/body.ts';
 import { validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { ISSUE_FIELDS } from './issues.ts';
@@ -28,12 +29,12 @@ const parseBulk = compile({
         additionalProperties: false,
         required: ['number', 'title'],
         properties: {
-          number: { type: 'integer', minimum: 1, maximum: 2147483647 },
+          number: { type: 'integer', minimum: 1, maximum: MAX_INT },
           title: ISSUE_FIELDS.title,
           body: ISSUE_FIELDS.body,
           labels: ISSUE_FIELDS.labels,
           // Logins from the forge the issues come from, kept as given.
-          assignees: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } },
+          assignees: { type: 'array', maxItems: 100, items: text(1, 255) },
           state: ISSUE_FIELDS.state,
           created_at: time,
           closed_at: time,

@@ -6,14 +6,14 @@ import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
 import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { idParam } from './params.ts';
+import { intParam, text } from './fields.ts';
 import { iso } from './present.ts';
 
 const parseCommentBody = compile({
   type: 'object',
   additionalProperties: false,
   required: ['body'],
-  properties: { body: { type: 'string', minLength: 1, maxLength: 262144 } },
+  properties: { body: text(1, 262144) },
 } as const);
 
 /** The API form of a comment. */
@@ -26,7 +26,7 @@ export function commentRoutes(router: Router, services: Services) {
   const { db } = services;
 
   router.post('/repos/:org/:repo/issues/:number/comments', repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const number = idParam(ctx.params.number, 'Issue not found');
+    const number = intParam(ctx.params.number, 'Issue not found');
     const { body } = parseCommentBody(ctx.request.body);
     const comment = await createComment(services, ctx.state.repo, ctx.state.user, number, body);
     if (!comment) throw notFound('Issue not found');
@@ -36,13 +36,13 @@ export function commentRoutes(router: Router, services: Services) {
   });
 
   router.get('/repos/:org/:repo/issues/:number/comments', repoAccess(db, 'read'), async (ctx) => {
-    const issue = await findIssue(db, ctx.state.repo, idParam(ctx.params.number, 'Issue not found'));
+    const issue = await findIssue(db, ctx.state.repo, intParam(ctx.params.number, 'Issue not found'));
     if (!issue) throw notFound('Issue not found');
     ctx.body = (await listComments(db, issue)).map(presentComment);
   });
 
   router.patch('/repos/:org/:repo/comments/:id', repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const id = idParam(ctx.params.id, 'Comment not found');
+    const id = intParam(ctx.params.id, 'Comment not found');
     const { body } = parseCommentBody(ctx.request.body);
     const comment = await updateComment(services, ctx.state.repo, ctx.state.user, id, body);
     if (!comment) throw notFound('Comment not found');
@@ -50,7 +50,7 @@ export function commentRoutes(router: Router, services: Services) {
   });
 
   router.delete('/repos/:org/:repo/comments/:id', repoAccess(db, 'write'), async (ctx) => {
-    if (!(await deleteComment(services, ctx.state.repo, ctx.state.user, idParam(ctx.params.id, 'Comment not found')))) throw notFound('Comment not found');
+    if (!(await deleteComment(services, ctx.state.repo, ctx.state.user, intParam(ctx.params.id, 'Comment not found')))) throw notFound('Comment not found');
     ctx.status = 204;
   });
 }

@@ -9,15 +9,15 @@ import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
 import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { idParam } from './params.ts';
+import { intParam, text } from './fields.ts';
 import { iso } from './present.ts';
 import { parseListQuery, setNextLink } from './listQuery.ts';
 
 /** Schemas of issue fields, shared with the bulk import. */
 export const ISSUE_FIELDS = {
-  title: { type: 'string', minLength: 1, maxLength: 1024 },
-  body: { type: 'string', maxLength: 262144 },
-  labels: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } },
+  title: text(1, 1024),
+  body: text(0, 262144),
+  labels: { type: 'array', maxItems: 100, items: text(1, 255) },
   assignees: { type: 'array', maxItems: 100, items: { type: 'string', pattern: NAME_PATTERN } },
   state: { type: 'string', enum: ['open', 'closed'] },
 } as const;
@@ -70,13 +70,13 @@ export function issueRoutes(router: Router, services: Services) {
   });
 
   router.get(`${base}/:number`, repoAccess(db, 'read'), async (ctx) => {
-    const issue = await findIssue(db, ctx.state.repo, idParam(ctx.params.number, 'Issue not found'), 'issue');
+    const issue = await findIssue(db, ctx.state.repo, intParam(ctx.params.number, 'Issue not found'), 'issue');
     if (!issue) throw notFound('Issue not found');
     ctx.body = presentIssue(config, ctx.state.repo, issue);
   });
 
   router.patch(`${base}/:number`, repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const number = idParam(ctx.params.number, 'Issue not found');
+    const number = intParam(ctx.params.number, 'Issue not found');
     const patch = parseIssuePatch(ctx.request.body);
     const issue = await updateIssue(services, ctx.state.repo, ctx.state.user, number, patch);
     if (!issue) throw notFound('Issue not found');

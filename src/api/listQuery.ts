@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { validationFailed, type ErrorDetail } from '../http/errors.ts';
+import { MAX_INT } from './fields.ts';
 
 /** Query of an issue or pull request list: `state` (open, closed, all), `limit` (1–100), `cursor` (a number from the previous page's Link). */
 export interface ListQuery {
@@ -21,7 +22,7 @@ export function parseListQuery(ctx: Context): ListQuery {
   const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= 100)) details.push({ path: '/limit', message: 'must be a whole number from 1 to 100' });
   const cursor = one('cursor');
-  if (cursor !== undefined && !/^[1-9]\d{0,9}$/.test(cursor)) details.push({ path: '/cursor', message: 'is not a cursor this server gave' });
+  if (cursor !== undefined && !(/^[1-9]\d{0,9}$/.test(cursor) && Number(cursor) <= MAX_INT)) details.push({ path: '/cursor', message: 'is not a cursor this server gave' });
   if (details.length > 0) throw validationFailed(details);
   return { state: state as ListQuery['state'], limit, before: cursor === undefined ? undefined : Number(cursor) };
 }

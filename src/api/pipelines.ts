@@ -8,7 +8,7 @@ import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
 import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { idParam } from './params.ts';
+import { intParam, text } from './fields.ts';
 import { iso } from './present.ts';
 
 const status = { type: 'string', enum: PIPELINE_STATUSES } as const;
@@ -18,8 +18,8 @@ const parseNewPipeline = compile({
   additionalProperties: false,
   required: ['name', 'ref', 'sha'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 255 },
-    ref: { type: 'string', minLength: 1, maxLength: 1024 },
+    name: text(1, 255),
+    ref: text(1, 1024),
     sha: { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' },
     status: { ...status, default: 'queued' },
   },
@@ -45,13 +45,13 @@ export function pipelineRoutes(router: Router, services: Services) {
   });
 
   router.get('/repos/:org/:repo/pipelines/:id', repoAccess(db, 'read'), async (ctx) => {
-    const pipeline = await findPipeline(db, ctx.state.repo, idParam(ctx.params.id, 'Pipeline not found'));
+    const pipeline = await findPipeline(db, ctx.state.repo, intParam(ctx.params.id, 'Pipeline not found'));
     if (!pipeline) throw notFound('Pipeline not found');
     ctx.body = presentPipeline(config, ctx.state.repo, pipeline);
   });
 
   router.patch('/repos/:org/:repo/pipelines/:id', repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const id = idParam(ctx.params.id, 'Pipeline not found');
+    const id = intParam(ctx.params.id, 'Pipeline not found');
     const input = parseStatus(ctx.request.body);
     const pipeline = await setPipelineStatus(services, ctx.state.repo, ctx.state.user, id, input.status);
     if (!pipeline) throw notFound('Pipeline not found');

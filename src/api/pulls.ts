@@ -9,13 +9,13 @@ import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
 import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { idParam } from './params.ts';
+import { intParam } from './fields.ts';
 import { iso } from './present.ts';
 import { parseListQuery, setNextLink } from './listQuery.ts';
 import { ISSUE_FIELDS } from './issues.ts';
 
 // A branch name as a field; git's rules are applied by looking the branch up.
-const branch = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s][^\\s]*$' } as const;
+const branch = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\s\\u0000]*$' } as const;
 
 const parseNewPull = compile({
   type: 'object',
@@ -78,13 +78,13 @@ export function pullRoutes(router: Router, services: Services) {
   });
 
   router.get(`${base}/:number`, repoAccess(db, 'read'), async (ctx) => {
-    const pull = await findPull(db, ctx.state.repo, idParam(ctx.params.number, 'Pull request not found'));
+    const pull = await findPull(db, ctx.state.repo, intParam(ctx.params.number, 'Pull request not found'));
     if (!pull) throw notFound('Pull request not found');
     ctx.body = presentPull(config, ctx.state.repo, pull);
   });
 
   router.patch(`${base}/:number`, repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const number = idParam(ctx.params.number, 'Pull request not found');
+    const number = intParam(ctx.params.number, 'Pull request not found');
     const patch = parsePullPatch(ctx.request.body);
     const pull = await updatePull(services, ctx.state.repo, ctx.state.user, number, patch);
     if (!pull) throw notFound('Pull request not found');
@@ -92,7 +92,7 @@ export function pullRoutes(router: Router, services: Services) {
   });
 
   router.put(`${base}/:number/merge`, repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const number = idParam(ctx.params.number, 'Pull request not found');
+    const number = intParam(ctx.params.number, 'Pull request not found');
     const input = parseMerge(ctx.request.body ?? {});
     const result = await mergePull(services, ctx.state.repo, ctx.state.user, number, input.sha);
     if (!result) throw notFound('Pull request not found');

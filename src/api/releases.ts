@@ -5,7 +5,7 @@ import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
 import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { idParam } from './params.ts';
+import { intParam, text } from './fields.ts';
 import { iso } from './present.ts';
 
 const parseNewRelease = compile({
@@ -14,12 +14,12 @@ const parseNewRelease = compile({
   required: ['tag_name'],
   properties: {
     // git's own rules are checked too; this keeps out what could never be a tag.
-    tag_name: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s]' },
-    name: { type: 'string', maxLength: 255 },
-    body: { type: 'string', maxLength: 262144 },
+    tag_name: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\u0000]*$' },
+    name: text(0, 255),
+    body: text(0, 262144),
     draft: { type: 'boolean' },
     prerelease: { type: 'boolean' },
-    target_commitish: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s]' },
+    target_commitish: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\u0000]*$' },
   },
 } as const);
 
@@ -52,7 +52,7 @@ export function releaseRoutes(router: Router, services: Services) {
   });
 
   router.get('/repos/:org/:repo/releases/:id', repoAccess(db, 'read'), async (ctx) => {
-    const release = await findRelease(db, ctx.state.repo, idParam(ctx.params.id, 'Release not found'));
+    const release = await findRelease(db, ctx.state.repo, intParam(ctx.params.id, 'Release not found'));
     if (!release) throw notFound('Release not found');
     ctx.body = presentRelease(release);
   });

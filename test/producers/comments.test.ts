@@ -44,6 +44,8 @@ t.test('comments: bad input, unknown numbers and ids, and permissions', async (t
   isError(t, await w.api('POST', '/api/v1/repos/acme/app/issues/9/comments', { body: { body: 'x' } }), 404, 'not_found');
   isError(t, await w.api('GET', '/api/v1/repos/acme/app/issues/9/comments'), 404, 'not_found');
   isError(t, await w.api('PATCH', '/api/v1/repos/acme/app/comments/999', { body: { body: 'x' } }), 404, 'not_found');
+  isError(t, await w.api('PATCH', '/api/v1/repos/acme/app/comments/99999999999', { body: { body: 'x' } }), 404, 'not_found');
+  isError(t, await w.api('POST', '/api/v1/repos/acme/app/issues/1/comments', { body: { body: 'nul \u0000' } }), 422, 'validation_failed', ['/body']);
   isError(t, await w.api('PATCH', `/api/v1/repos/acme/app/comments/${c.body.id}`, { body: { text: 'x' } }), 422, 'validation_failed', ['/body', '/text']);
   // A comment id of another repository is not found through this one.
   isError(t, await w.api('PATCH', `/api/v1/repos/other/app/comments/${c.body.id}`, { body: { body: 'y' } }), 404, 'not_found');

@@ -89,6 +89,11 @@ t.test('issues: permissions and bad input give SPEC §4 errors, never a 5xx', as
   isError(t, await w.api('GET', `${base}/abc`, { token: dev.token }), 404, 'not_found');
   isError(t, await w.api('GET', `${base}?limit=101`, { token: dev.token }), 422, 'validation_failed', ['/limit']);
   isError(t, await w.api('GET', `${base}?cursor=zz&state=maybe`, { token: dev.token }), 422, 'validation_failed', ['/cursor', '/state']);
+  // Values Postgres cannot store or compare are refused before they reach it.
+  isError(t, await w.api('POST', base, { token: dev.token, body: { title: 'a\u0000b', labels: ['x\u0000'] } }), 422, 'validation_failed', ['/labels/0', '/title']);
+  isError(t, await w.api('GET', `${base}/99999999999`, { token: dev.token }), 404, 'not_found');
+  isError(t, await w.api('PATCH', `${base}/2147483648`, { token: dev.token, body: { title: 'x' } }), 404, 'not_found');
+  isError(t, await w.api('GET', `${base}?cursor=9999999999`, { token: dev.token }), 422, 'validation_failed', ['/cursor']);
 
   const events = await eventsOf(w, repo);
   t.same(events.map((e) => e.action), ['opened'], 'only the one real change raised an event');

@@ -45,5 +45,6 @@ t.test('pipelines: bad input and permissions', async (t) => {
   isError(t, await w.api('PATCH', `${path}/${made.body.id}`, { body: {} }), 422, 'validation_failed', ['/status']);
   isError(t, await w.api('PATCH', `${path}/12345`, { body: { status: 'running' } }), 404, 'not_found');
   isError(t, await w.api('GET', `${path}/12345`), 404, 'not_found');
+  isError(t, await w.api('PATCH', `${path}/3000000000`, { body: { status: 'running' } }), 404, 'not_found');
   t.equal((await eventsOf(w, repo)).length, 1);
 });
