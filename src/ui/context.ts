@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import { apiClient, type ApiClient } from './apiClient.ts';
 import { clearCookie, readCookie, setCookie } from './cookies.ts';
 import { anonymousSeed, csrfToken } from './csrf.ts';
-import { loadSession, type UiSession } from './session.ts';
+import { loadSession, SESSION_IDLE_MS, type UiSession } from './session.ts';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'wharf_session';
@@ -46,6 +46,8 @@ export function uiState(services: Services) {
   const secure = services.config.baseUrl.startsWith('https:');
   return async function loadUi(ctx: Context, next: Next) {
     const session = await loadSession(services.db, readCookie(ctx, SESSION_COOKIE));
+    // The cookie lives as long as the server-side session: renewed whenever the session is.
+    if (session?.renewed) setCookie(ctx, SESSION_COOKIE, session.id, { secure, maxAgeSeconds: SESSION_IDLE_MS / 1000 });
     // A POST checks its token against the seed it already has; minting one here would only hide the missing cookie.
     const seed = session?.id ?? anonymousSeed(ctx, secure, ctx.method === 'GET' || ctx.method === 'HEAD');
     let flash: Flash | null = null;

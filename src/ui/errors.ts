@@ -30,6 +30,21 @@ export function requireApi(ctx: Context) {
   return api;
 }
 
+/**
+ * Where to come back to after signing in: the page itself for a GET; for a POST the page
+ * the form was on (same origin only), as the POST's own path may have no page.
+ */
+function returnPath(ctx: Context): string {
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.url;
+  try {
+    const referer = new URL(ctx.get('referer'));
+    if (referer.host === ctx.host) return referer.pathname + referer.search;
+  } catch {
+    // no usable referer
+  }
+  return '/';
+}
+
 /** Limit of a form body; the biggest form (a webhook) is far below it. */
 export const FORM_LIMIT = 64 * 1024;
 
@@ -67,10 +82,10 @@ export function uiErrors(services: Services) {
       if (err instanceof ApiError && err.status === 401 && ui(ctx)?.session) {
         await destroySession(services.db, ui(ctx).session!.id);
         clearCookie(ctx, SESSION_COOKIE, ui(ctx).secure);
-        redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(ctx.path)}`, 'Your token no longer works; sign in again.', 'error');
+        redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Your token no longer works; sign in again.', 'error');
         return;
       }
-      if (err instanceof SignInRequired) return redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(ctx.path)}`, 'Sign in to see that page.');
+      if (err instanceof SignInRequired) return redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Sign in to see that page.');
       if (err instanceof PageError) return errorPage(ctx, err.status, err.title, err.message, err.details);
       if (err instanceof ApiError && err.status < 500) return errorPage(ctx, err.status, TITLES[err.status] ?? 'Request refused', err.message, err.details);
       services.log.error({ err, request_id: ctx.state.requestId }, 'web UI request failed');

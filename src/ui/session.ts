@@ -8,6 +8,8 @@ export interface UiSession {
   userId: number;
   login: string;
   token: string;
+  /** True when this request extended the session's life (the cookie is then sent again with a new Max-Age). */
+  renewed: boolean;
 }
 
 /** Sessions end after this long without a request. */
@@ -73,10 +75,9 @@ export async function loadSession(db: Db, id: string | undefined): Promise<UiSes
   if (!row || Number(row.expires_at) <= now) return null;
   const token = open(id, row.token_box);
   if (token === null) return null;
-  if (now - Number(row.last_seen_at) > TOUCH_EVERY_MS) {
-    await db('ui_sessions').where('id_hash', row.id_hash).update({ last_seen_at: now, expires_at: now + SESSION_IDLE_MS });
-  }
-  return { id, userId: row.user_id, login: row.login, token };
+  const renewed = now - Number(row.last_seen_at) > TOUCH_EVERY_MS;
+  if (renewed) await db('ui_sessions').where('id_hash', row.id_hash).update({ last_seen_at: now, expires_at: now + SESSION_IDLE_MS });
+  return { id, userId: row.user_id, login: row.login, token, renewed };
 }
 
 /** Ends a session (sign out, or its token stopped working). */

@@ -71,6 +71,17 @@ t.test('the session cookie is HttpOnly and SameSite=Strict, and neither it nor t
   t.equal(rows.length, 1);
   t.notMatch(JSON.stringify(rows), w.adminToken, 'the token is stored encrypted');
   t.notMatch(w.logs.join(''), w.adminToken, 'nor logged');
+  // A session in use lives on: after a while without requests, the next one extends it and renews the cookie.
+  const db = w.running.services.db;
+  const old = Date.now() - 5 * 60_000;
+  await db('ui_sessions').update({ last_seen_at: old, expires_at: old + 1000 });
+  const stale = await fetch(`${w.url}/`, { headers: { cookie: `wharf_session=${cookie.value}` } });
+  t.notMatch(await stale.text(), 'Your organizations', 'an expired session signs nobody in');
+  await db('ui_sessions').update({ last_seen_at: old, expires_at: Date.now() + 60_000 });
+  const res = await fetch(`${w.url}/`, { headers: { cookie: `wharf_session=${cookie.value}` } });
+  t.match(await res.text(), 'Your organizations');
+  t.match(res.headers.get('set-cookie'), /wharf_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=1209600/, 'cookie renewed');
+  t.ok(Number((await db('ui_sessions').first()).expires_at) > Date.now() + 13 * 24 * 3600_000, 'session extended');
 });
 
 t.test('every POST needs its CSRF token: a raw POST gets 403 and changes nothing', async (t) => {

@@ -48,7 +48,7 @@ export function deliveryRoutes(router: Router, _services: Services) {
       ctx,
       // While something is pending the page reloads itself: with a script (which waits while a delivery is unfolded), or by refresh without one.
       { title: `Webhook ${hook.url}`, crumbs: [...crumbs, { label: `#${hook.id}` }], head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined },
-      html`<div class="heading"><h1 class="url">${hook.url}</h1>${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</div>
+      html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
       <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}</p>
       <div class="actions">
         <form method="post" action="${here}/ping" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Ping</button></form>
