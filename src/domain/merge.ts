@@ -89,5 +89,7 @@ export async function mergePull(services: Services, repo: Repository, sender: Us
     }
     return after;
   });
+  // The merge is a push to the base branch: pull requests whose head or base it is follow it.
+  services.signals.emit('pushed', { repositoryId: repo.id, senderId: sender.id, updates: [{ before: base, after: sha, ref }] });
   return { pull: merged, sha, fastForward };
 }

@@ -79,6 +79,9 @@ t.test('merge: a real merge commit in the bare repository, closed+merged and a p
   await setBranch(dir, 'main', onMain);
   await setBranch(dir, 'feature', onFeature);
   await w.api('POST', '/api/v1/repos/acme/app/pulls', { token: dev.token, body: { title: 'Feature', head: 'feature' } });
+  // A second pull request whose head is the base of the first: the merge moves it.
+  await setBranch(dir, 'release', root);
+  await w.api('POST', '/api/v1/repos/acme/app/pulls', { token: dev.token, body: { title: 'Release', head: 'main', base: 'release' } });
 
   const merged = await w.api('PUT', '/api/v1/repos/acme/app/pulls/1/merge', { token: dev.token, body: { sha: onFeature } });
   t.equal(merged.status, 200);
@@ -92,8 +95,13 @@ t.test('merge: a real merge commit in the bare repository, closed+merged and a p
 
   const pull = (await w.api('GET', '/api/v1/repos/acme/app/pulls/1')).body;
   t.match(pull, { state: 'closed', merged: true, merge_commit_sha: sha });
-  const events = (await eventsOf(w, repo)).slice(1);
-  t.same(events.map((e) => [e.type, e.action ?? null]), [['pull_request', 'closed'], ['push', null]]);
+  let events = (await eventsOf(w, repo)).slice(2);
+  for (let i = 0; i < 100 && events.length < 3; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    events = (await eventsOf(w, repo)).slice(2);
+  }
+  t.same(events.map((e) => [e.type, e.action ?? null]), [['pull_request', 'closed'], ['push', null], ['pull_request', 'synchronize']]);
+  t.match(events[2].payload, { number: 2, pull_request: { head: { ref: 'main', sha }, base: { ref: 'release', sha: root } } });
   t.match(events[0].payload, { event: 'pull_request', action: 'closed', number: 1, pull_request: { state: 'closed', merged: true, merged_at: pull.merged_at, head: { sha: onFeature }, base: { ref: 'main', sha: onMain } } });
   const push = events[1];
   t.equal(push.ref, 'refs/heads/main');
