@@ -133,3 +133,18 @@ t.test('webhooks through the browser: add, list, ping, failures, redeliver, edit
   t.equal(await page.locator('tbody tr').count(), 1);
   t.equal((await w.api('GET', '/api/v1/repos/demo/widgets/webhooks')).body.length, 1);
 });
+
+t.test('a receiver that never answers shows as "Failed timeout"', async (t) => {
+  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_RETRY_SCHEDULE: '0s', WEBHOOK_TIMEOUT: '1s' } });
+  await buildRepo(w, 'demo', 'widgets');
+  const receiver = await startReceiver(t);
+  const made = await w.api('POST', '/api/v1/repos/demo/widgets/webhooks', { body: { url: `${receiver.url}/slow` } });
+  t.equal(made.status, 201);
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${made.body.id}`);
+  await waitForText(page, '.deliveries', 'Failed timeout');
+  await page.click('.delivery summary');
+  t.match(await page.textContent('.delivery .delivery-body'), 'No response: timeout');
+  t.ok(await page.isVisible('.delivery button:has-text("Redeliver")'), 'a finished delivery can be redelivered');
+});
