@@ -32,28 +32,33 @@ const FETCH = ['fetch', '--progress', '--no-write-fetch-head', '--no-recurse-sub
  * step's pack, so a broken connection or a restart loses at most the step in flight.
  */
 export async function copyRepository(options: CopyOptions): Promise<{ defaultBranch: string }> {
+  if (options.strategy === 'full') {
+    // One clone: it sets HEAD from the source's advertised default branch in the same connection.
+    await fs.rm(options.dir, { recursive: true, force: true });
+    await fs.mkdir(path.dirname(options.dir), { recursive: true });
+    await fromSource(options, ['clone', '--mirror', '--progress', '--template=', '--no-recurse-submodules'], [options.dir]);
+    // The copy keeps no trace of where it came from (the pinned address, the remote's refspec).
+    await git(['config', '--remove-section', 'remote.origin'], { cwd: options.dir });
+    const head = (await git(['symbolic-ref', '-q', 'HEAD'], { cwd: options.dir }).catch(() => '')).trim();
+    return { defaultBranch: await setHead(options.dir, head.replace(/^refs\/heads\//, '') || null) };
+  }
   await ensureBare(options.dir);
   const remoteHead = await sourceHead(options);
-  if (options.strategy === 'full') {
-    await fetchFromSource(options, [...FETCH, '--prune']);
-  } else {
-    if (!(await hasRefs(options.dir))) await withRetries(() => fetchFromSource(options, [...FETCH, '--depth=1']));
-    for (let step = 0; step < options.maxSteps && (await isShallow(options.dir)); step++) {
-      await withRetries(() => fetchFromSource(options, [...FETCH, `--deepen=${options.deepenStep}`]));
-    }
-    const rest = (await isShallow(options.dir)) ? ['--unshallow'] : [];
-    await withRetries(() => fetchFromSource(options, [...FETCH, '--prune', ...rest]));
+  if (!(await hasRefs(options.dir))) await withRetries(() => fetchFromSource(options, [...FETCH, '--depth=1']));
+  for (let step = 0; step < options.maxSteps && (await isShallow(options.dir)); step++) {
+    await withRetries(() => fetchFromSource(options, [...FETCH, `--deepen=${options.deepenStep}`]));
   }
-  const defaultBranch = await setHead(options.dir, remoteHead);
-  return { defaultBranch };
+  const rest = (await isShallow(options.dir)) ? ['--unshallow'] : [];
+  await withRetries(() => fetchFromSource(options, [...FETCH, '--prune', ...rest]));
+  return { defaultBranch: await setHead(options.dir, remoteHead) };
 }
 
 /** Each run pins the freshly checked address: the policy holds on every connection. */
-async function fetchFromSource(options: CopyOptions, args: string[]): Promise<void> {
+async function fromSource(options: CopyOptions, args: string[], after: string[]): Promise<void> {
   const pin = await pinSource(options.policy, options.url);
   let last: Progress | null = null;
-  await remoteGit([...args, '--', pin.url, ALL_REFS], {
-    cwd: options.dir,
+  await remoteGit([...args, '--', pin.url, ...after], {
+    cwd: options.strategy === 'full' ? undefined : options.dir,
     pin: pin.config,
     credentials: options.credentials,
     askpass: options.askpass,
@@ -63,6 +68,10 @@ async function fetchFromSource(options: CopyOptions, args: string[]): Promise<vo
       if (next) options.onProgress((last = next));
     },
   });
+}
+
+function fetchFromSource(options: CopyOptions, args: string[]): Promise<void> {
+  return fromSource(options, args, [ALL_REFS]);
 }
 
 /** Retries a step whose connection broke off; other failures end the attempt. */

@@ -79,3 +79,15 @@ t.test('a full clone that breaks off is retried incrementally and finishes', asy
   t.equal(row.strategy, 'incremental');
   t.same(refList(await g.ok(['ls-remote', repoDir(w.config.reposDir, 'demo', 'flaky')])), refList(await g.ok(['ls-remote', daemon.url('big')])));
 });
+
+t.test('IMPORT_TIMEOUT ends a job that takes too long: failed, nothing left', async (t) => {
+  const { daemon } = await bigSource(t, 20, 64 * 1024);
+  const proxy = await startProxy(t, daemon.port, { rate: 4 * 1024 });
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback', IMPORT_TIMEOUT: '2s' }, workers: [(s) => createImportRunner(s, { pollMs: 100 })] });
+  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'late' } });
+  const job = await waitForJob(w, created.body.id);
+  t.equal(job.status, 'failed');
+  t.match(job.error, /timed out after 2s \(IMPORT_TIMEOUT\)/);
+  t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'late')));
+  t.notOk(fs.existsSync(path.join(w.config.reposDir, '.imports', `job-${job.id}.git`)), 'temporary copy removed');
+});
