@@ -29,6 +29,13 @@ t.test('pull requests: open, edit, close, reopen, each with its event; numbers s
   t.match((await w.api('PATCH', `${base}/2`, { token: dev.token, body: { state: 'closed' } })).body, { state: 'closed', merged: false });
   t.match((await w.api('PATCH', `${base}/2`, { token: dev.token, body: { state: 'open' } })).body, { state: 'open' });
 
+  // Comments take a pull request's number too.
+  const comment = await w.api('POST', '/api/v1/repos/acme/app/issues/2/comments', { token: dev.token, body: { body: 'LGTM' } });
+  t.equal(comment.status, 201);
+  const commented = (await eventsOf(w, repo)).find((e) => e.type === 'comment')!;
+  t.same(commented.payload.issue, { number: 2, title: 'Feature X', state: 'open' });
+  t.same((await w.api('GET', '/api/v1/repos/acme/app/issues/2/comments', { token: dev.token })).body.map((c: any) => c.body), ['LGTM']);
+
   const events = (await eventsOf(w, repo)).filter((e) => e.type === 'pull_request');
   t.same(events.map((e) => e.action), ['opened', 'edited', 'closed', 'reopened']);
   const pr = (title: string, state: string, baseRef: string) => ({
