@@ -95,6 +95,26 @@ for (const script of [false, true]) {
   });
 }
 
+t.test('a running import can be canceled from its page', async (t) => {
+  const silent = net.createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    silent.close();
+  });
+  const port = (silent.address() as net.AddressInfo).port;
+  const w = await startUiWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/-/import`);
+  await page.fill('#url', `git://127.0.0.1:${port}/stuck.git`);
+  await page.click('button:has-text("Begin import")');
+  await page.click('button:has-text("Cancel import")');
+  await page.waitForSelector('text=Import canceled', { timeout: 60_000 });
+  const jobs = await w.api('GET', '/api/v1/repos/import?org=demo');
+  t.equal(jobs.body[0].status, 'canceled');
+  t.equal((await w.api('GET', '/api/v1/repos/demo/stuck')).status, 404, 'no repository left behind');
+});
+
 t.test('hosted sources become clone URLs with the conventional token user names', async (t) => {
   const form = (fields: Record<string, string>) => importRequest(importValuesFromForm(new URLSearchParams({ org: 'demo', ...fields })));
   t.same(form({ source: 'github', path: 'octocat/hello-world', token: 'ghp_x' }).body, {

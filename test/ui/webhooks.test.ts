@@ -148,3 +148,22 @@ t.test('a receiver that never answers shows as "Failed timeout"', async (t) => {
   t.match(await page.textContent('.delivery .delivery-body'), 'No response: timeout');
   t.ok(await page.isVisible('.delivery button:has-text("Redeliver")'), 'a finished delivery can be redelivered');
 });
+
+t.test('deliveries come in pages of 20 with a link to older ones, and filter by result', async (t) => {
+  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  await buildRepo(w, 'demo', 'widgets');
+  const receiver = await startReceiver(t);
+  const made = await w.api('POST', '/api/v1/repos/demo/widgets/webhooks', { body: { url: `${receiver.url}/ok` } });
+  for (let i = 0; i < 22; i++) t.equal((await w.api('POST', `/api/v1/webhooks/${made.body.id}/ping`)).status, 202);
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${made.body.id}`);
+  await waitForText(page, '.counts', 'Successful23');
+  t.equal(await page.locator('.delivery').count(), 20, 'the newest 20');
+  await page.click('a:has-text("Older deliveries")');
+  t.equal(await page.locator('.delivery').count(), 3, 'then the rest');
+  t.notOk(await page.isVisible('a:has-text("Older deliveries")'), 'and no further link');
+  await page.click('.filters a:has-text("Failed")');
+  t.match(await page.textContent('main'), 'No deliveries with this result yet.');
+  t.match(await page.textContent('.counts'), /Total\s*23/, 'the counts stay those of the webhook');
+});

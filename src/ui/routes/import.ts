@@ -143,7 +143,13 @@ export function importRoutes(router: Router, _services: Services) {
   router.post('/-/import/:id/cancel', async (ctx) => {
     const api = requireApi(ctx);
     const id = jobId(ctx.params.id);
-    await api.delete(`/api/v1/repos/import/${seg(id)}`);
+    try {
+      await api.delete(`/api/v1/repos/import/${seg(id)}`);
+    } catch (err) {
+      // It ended while the page was open: show how.
+      if (err instanceof ApiError && err.status === 409) return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
+      throw err;
+    }
     redirectWithFlash(ctx, `/-/import/${id}`, 'Import canceled.');
   });
 }
