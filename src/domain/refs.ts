@@ -6,6 +6,9 @@ import { git } from '../git/run.ts';
 /** Fixed value git uses for "no object": a created or deleted ref's other side. */
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
+/** Characters and sequences git forbids in ref names (git check-ref-format) that rev-parse would read as revision syntax. */
+const REVISION_SYNTAX = /[~^:?*[\\\x00-\x20\x7f]|@\{|\.\./;
+
 /** The bare directory of a repository. */
 export function dirOf(config: Config, repo: Repository): string {
   return repoDir(config.reposDir, repo.org, repo.name);
@@ -16,7 +19,8 @@ export function dirOf(config: Config, repo: Repository): string {
  * The name always starts with `refs/`, so it can never be read as an option.
  */
 export async function refCommit(config: Config, repo: Repository, fullRef: string): Promise<string | undefined> {
-  if (!fullRef.startsWith('refs/')) return undefined;
+  // Revision syntax (main~1, main^{/text}, main@{1}, a:b) is not a ref name: refuse it rather than let git evaluate it.
+  if (!fullRef.startsWith('refs/') || REVISION_SYNTAX.test(fullRef)) return undefined;
   try {
     return (await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${fullRef}^{commit}`], { cwd: dirOf(config, repo) })).trim();
   } catch {

@@ -62,6 +62,9 @@ t.test('releases: bad input, duplicates and permissions', async (t) => {
   isError(t, await w.api('POST', path, { body: { tag_name: 'bad..name' } }), 422, 'validation_failed', ['/tag_name']);
   isError(t, await w.api('POST', path, { body: { tag_name: '-v1' } }), 422, 'validation_failed', ['/tag_name']);
   isError(t, await w.api('POST', path, { body: { tag_name: 'v1', target_commitish: 'nope' } }), 422, 'validation_failed', ['/target_commitish']);
+  // Revision syntax is not a branch name.
+  isError(t, await w.api('POST', path, { body: { tag_name: 'v1', target_commitish: 'main~0' } }), 422, 'validation_failed', ['/target_commitish']);
+  isError(t, await w.api('POST', path, { body: { tag_name: 'v1', target_commitish: 'main^{/root}' } }), 422, 'validation_failed', ['/target_commitish']);
   isError(t, await w.api('POST', path, { body: { tag_name: 'v1', target_commitish: 'c'.repeat(40) } }), 422, 'validation_failed', ['/target_commitish']);
   isError(t, await w.api('POST', path, { token: outsider.token, body: { tag_name: 'v1' } }), 404, 'not_found');
   isError(t, await w.api('POST', path, { token: null, body: { tag_name: 'v1' } }), 401, 'unauthorized');
