@@ -5,7 +5,7 @@ import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
 import { MAX_INT, text } from './fields.ts';
 import { jsonBody } from '../http/body.ts';
-import { validationFailed, type ErrorDetail } from '../http/errors.ts';
+import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { ISSUE_FIELDS } from './issues.ts';
 
 /** Body limit of the bulk import (SPEC §4). */
@@ -45,24 +45,38 @@ const parseBulk = compile({
   },
 } as const);
 
-/** Each number used twice in one request, named at every later use. */
-function duplicateNumbers(issues: { number: number }[]): ErrorDetail[] {
+/** Each number used twice in one request, named at every later use; records without a whole number are the schema's business. */
+function duplicateNumbers(issues: unknown): ErrorDetail[] {
+  if (!Array.isArray(issues)) return [];
   const first = new Map<number, number>();
   const details: ErrorDetail[] = [];
-  issues.forEach(({ number }, i) => {
-    const seen = first.get(number);
-    if (seen === undefined) first.set(number, i);
+  issues.forEach((issue, i) => {
+    const number = (issue as { number?: unknown } | null)?.number;
+    if (!Number.isInteger(number)) return;
+    const seen = first.get(number as number);
+    if (seen === undefined) first.set(number as number, i);
     else details.push({ path: `/issues/${i}/number`, message: `duplicates /issues/${seen}/number` });
   });
   return details;
 }
 
+/** Validates the whole request, reporting schema failures and duplicate numbers together in one 422. */
+function parseRequest(body: unknown) {
+  const details = duplicateNumbers((body as { issues?: unknown } | null)?.issues);
+  try {
+    const input = parseBulk(body);
+    if (details.length === 0) return input;
+  } catch (err) {
+    if (!(err instanceof HttpError)) throw err;
+    details.unshift(...err.details);
+  }
+  throw validationFailed(details);
+}
+
 /** POST /repos/:org/:repo/issues/bulk: org owners import issues with their numbers (SPEC §8.2). */
 export function bulkIssueRoutes(router: Router, { db }: Services) {
   router.post('/repos/:org/:repo/issues/bulk', repoAccess(db, 'admin'), jsonBody(BULK_LIMIT), async (ctx) => {
-    const input = parseBulk(ctx.request.body);
-    const duplicates = duplicateNumbers(input.issues);
-    if (duplicates.length > 0) throw validationFailed(duplicates, 'Issue numbers must be unique in a request');
+    const input = parseRequest(ctx.request.body);
     ctx.body = await importIssues(db, ctx.state.repo, ctx.state.user, input.issues, input.on_conflict);
   });
 }

@@ -53,6 +53,8 @@ t.test('bulk: one invalid record among valid ones writes nothing; details name e
   t.equal(await issueCount(w), 0, 'nothing written');
 
   isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2), record(1)] } }), 422, 'validation_failed', ['/issues/2/number']);
+  // Schema failures and duplicates are reported together.
+  isError(t, await w.api('POST', path, { body: { issues: [record(1), { number: 1 }, record(2), record(2)] } }), 422, 'validation_failed', ['/issues/1/number', '/issues/1/title', '/issues/3/number']);
   isError(t, await w.api('POST', path, { body: { issues: [record(1)], on_conflict: 'merge', dry_run: true } }), 422, 'validation_failed', ['/dry_run', '/on_conflict']);
   isError(t, await w.api('POST', path, { body: { on_conflict: 'skip' } }), 422, 'validation_failed', ['/issues']);
   isError(t, await w.api('POST', path, { body: [record(1)] }), 422, 'validation_failed');
