@@ -84,11 +84,15 @@ export function importRoutes(router: Router, services: Services) {
     ctx.body = found.map((job) => presentImportJob(config, job));
   });
 
-  router.get('/repos/import/:id', async (ctx) => {
+  // A path that is not a job id falls through (next) to /repos/:org/:repo, so an
+  // organization named "import" keeps its repositories.
+  router.get('/repos/import/:id', async (ctx, next) => {
+    if (!/^\d+$/.test(ctx.params.id)) return next();
     ctx.body = presentImportJob(config, await loadJob(ctx));
   });
 
-  router.delete('/repos/import/:id', async (ctx) => {
+  router.delete('/repos/import/:id', async (ctx, next) => {
+    if (!/^\d+$/.test(ctx.params.id)) return next();
     const job = await loadJob(ctx);
     if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
     signals.emit('import-cancel', job.id);

@@ -123,11 +123,15 @@ async function settleFailure(
     await releaseJob(db, job.id, owner, { strategy: 'incremental', phase: 'retrying' }, 2000 * job.attempts);
     return;
   }
-  await fs.rm(tmp, { recursive: true, force: true });
   if (gone) {
-    log.info({ import_id: job.id }, 'import canceled');
+    // Lost the lease: canceled (the copy is ours to remove), or taken over by another
+    // process after we stalled past the lease (the copy is now its own: leave it).
+    const row = await db('import_jobs').where('id', job.id).first('finished_at');
+    if (!row || row.finished_at !== null) await fs.rm(tmp, { recursive: true, force: true });
+    log.info({ import_id: job.id }, 'import stopped: canceled or taken over');
     return;
   }
+  await fs.rm(tmp, { recursive: true, force: true });
   let message: string;
   if (reason === 'timeout') message = `timed out after ${Math.round(config.importTimeoutMs / 1000)}s (IMPORT_TIMEOUT)`;
   else if (err instanceof HostPolicyError) message = 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)';

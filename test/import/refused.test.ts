@@ -46,6 +46,8 @@ t.test('refused at request time: 422 naming the field, nothing created', async (
   t.equal((await w.api('GET', '/api/v1/repos/import?limit=101')).status, 422);
   t.equal((await w.api('GET', '/api/v1/repos/import/abc')).status, 404);
   t.equal((await w.api('GET', '/api/v1/repos/import/999')).status, 404);
+  await buildRepo(w, 'import', 'tools');
+  t.equal((await w.api('GET', '/api/v1/repos/import/tools')).body.full_name, 'import/tools', 'an organization named "import" keeps its repositories');
 
   // Name taken: by a repository, then by a live job; a canceled job frees it.
   await buildRepo(w, 'demo', 'taken');
