@@ -98,3 +98,11 @@ t.test('issues: permissions and bad input give SPEC §4 errors, never a 5xx', as
   const events = await eventsOf(w, repo);
   t.same(events.map((e) => e.action), ['opened'], 'only the one real change raised an event');
 });
+
+t.test('issues and pull requests opened at once get distinct numbers, none refused', async (t) => {
+  const w = await startWharf(t);
+  await buildRepo(w, 'acme', 'app');
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: `Issue ${i}`, labels: ['same'] } })));
+  t.same(answers.map((a) => a.status), Array(20).fill(201));
+  t.same(answers.map((a) => a.body.number).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
+});
