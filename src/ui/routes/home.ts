@@ -13,7 +13,8 @@ interface Me {
   orgs: { name: string; role: 'owner' | 'member' }[];
 }
 
-function visibilityBadge(visibility: string) {
+/** A repository's visibility as a small coloured label. */
+export function visibilityBadge(visibility: string) {
   return html`<span class="badge ${visibility}">${visibility[0].toUpperCase() + visibility.slice(1)}</span>`;
 }
 
@@ -24,8 +25,6 @@ export function repoRow(repo: RepoRecord) {
     ${repo.description ? html`<p class="muted">${repo.description}</p>` : ''}</div>
   </li>`;
 }
-
-export { visibilityBadge };
 
 /** Start page (the user's organizations, or a welcome) and organization pages (their repositories). */
 export function homeRoutes(router: Router, services: Services) {
