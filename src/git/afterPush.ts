@@ -23,8 +23,13 @@ export interface PushedSignal {
 export async function afterPush(services: Services, repo: Repository, sender: User | null, updates: RefUpdate[]): Promise<void> {
   if (updates.length === 0) return;
   const started = performance.now();
-  const settled = await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo);
-  const events = await pushEventsFor(services, settled, sender, updates);
+  // Neither needs the other, so they run side by side: the client waits for both.
+  const [settled, events] = await Promise.all([
+    settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo),
+    pushEventsFor(services, repo, sender, updates),
+  ]);
+  // A first push may have just chosen the default branch: the payloads must name it.
+  for (const event of events) (event.payload.repository as { default_branch: string }).default_branch = settled.default_branch;
   const built = performance.now();
   await services.db.transaction((trx) => recordEvents(trx, events));
   services.log.info({ repository: `${repo.org}/${repo.name}`, refs: updates.length, build_ms: Math.round(built - started), record_ms: Math.round(performance.now() - built) }, 'push recorded');

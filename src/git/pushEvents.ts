@@ -69,12 +69,11 @@ export async function pushEventsFor(
   const dir = repoDir(services.config.reposDir, repo.org, repo.name);
   const updated = new Set(updates.map((u) => u.ref));
   // The refs as they were before the push: today's values, with each updated ref at its old value.
-  const before = new Set<string>();
-  for (const [ref, sha] of await refValues(dir)) if (!updated.has(ref)) before.add(sha);
-  for (const u of updates) if (!isZero(u.before)) before.add(u.before);
-
   const live = updates.filter((u) => !isZero(u.after));
-  const heads = await readCommits(dir, [...new Set(live.map((u) => `${u.after}^{commit}`))]);
+  const [refs, heads] = await Promise.all([refValues(dir), readCommits(dir, [...new Set(live.map((u) => `${u.after}^{commit}`))])]);
+  const before = new Set<string>();
+  for (const [ref, sha] of refs) if (!updated.has(ref)) before.add(sha);
+  for (const u of updates) if (!isZero(u.before)) before.add(u.before);
   const headOf = (u: RefUpdate) => (isZero(u.after) ? null : heads.get(`${u.after}^{commit}`) ?? null);
   const tips = [...new Set(live.map((u) => headOf(u)?.id).filter((id): id is string => Boolean(id)))];
   const graph = await newCommits(dir, tips, [...before]);
@@ -94,11 +93,12 @@ export async function pushEventsFor(
     return { update: u, head, total: all.length, listed, distinct, forced: forced as boolean | undefined };
   });
   const undecided = plans.filter((p) => p.forced === undefined);
-  await eachLimited(undecided, 4, async (p) => {
-    p.forced = !(await isAncestor(dir, p.update.before, p.update.after));
-  });
-
-  const details = await readCommits(dir, [...new Set(plans.flatMap((p) => p.listed.map((i) => graph.ids[i])))]);
+  const [details] = await Promise.all([
+    readCommits(dir, [...new Set(plans.flatMap((p) => p.listed.map((i) => graph.ids[i])))]),
+    eachLimited(undecided, 4, async (p) => {
+      p.forced = !(await isAncestor(dir, p.update.before, p.update.after));
+    }),
+  ]);
   const base = `${services.config.baseUrl}/${repo.org}/${repo.name}/commit/`;
   const present = (c: CommitInfo, distinct: boolean) => ({ id: c.id, message: c.message, timestamp: c.timestamp, url: base + c.id, distinct, author: c.author });
   const repository = repositoryPayload(services.config, repo);

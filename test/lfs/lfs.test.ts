@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -11,7 +11,7 @@ const basic = (token: string) => `Basic ${Buffer.from(`x:${token}`).toString('ba
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** A git client with git-lfs's filters in its own HOME's config (never the real global one). */
-async function lfsClient(t: Parameters<typeof gitClient>[0]): Promise<GitClient> {
+async function lfsClient(t: Test): Promise<GitClient> {
   const g = gitClient(t);
   await g.ok(['lfs', 'install', '--skip-repo']);
   t.match(fs.readFileSync(path.join(g.home, '.gitconfig'), 'utf8'), /filter "lfs"/);
