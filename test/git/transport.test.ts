@@ -1,4 +1,5 @@
 import t from 'tap';
+import fs from 'node:fs';
 import path from 'node:path';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
@@ -131,4 +132,50 @@ t.test('paths under a repository that are not smart HTTP are 404', async (t) => 
     const r = await fetch(w.url + p);
     t.equal(r.status, 404, p);
   }
+});
+
+t.test('gzip request bodies: a fetch with many haves is compressed by git and inflated by the backend', async (t) => {
+  const w = await startWharf(t);
+  const { token } = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  const g = gitClient(t);
+  const url = repoUrl(w, 'acme/gz', token);
+  const src = path.join(g.dir, 'src');
+  await g.ok(['init', '-q', src]);
+  await g.commit(src, 'base');
+  await g.ok(['push', '-q', url, 'main'], { cwd: src });
+  const local = path.join(g.dir, 'local');
+  await g.ok(['clone', '-q', url, local]);
+  // Local-only history makes the client send a long list of "have" lines, which it gzips.
+  let stream = '';
+  for (let i = 0; i < 400; i++) stream += `commit refs/heads/local-${i}\ncommitter A <a@example.com> ${1700000000 + i} +0000\ndata 2\nx\n\n`;
+  await g.ok(['fast-import', '--quiet'], { cwd: local, input: stream });
+  const upstream = await g.commit(src, 'upstream');
+  await g.ok(['push', '-q', url, 'main'], { cwd: src });
+  const fetched = await g.run(['fetch', 'origin'], { cwd: local, env: { GIT_TRACE_CURL: '1', GIT_TRACE_CURL_NO_DATA: '1' } });
+  t.equal(fetched.code, 0, 'the fetch succeeds');
+  t.match(fetched.stderr, /Content-Encoding: gzip/, 'the request body was gzipped');
+  t.equal((await g.ok(['rev-parse', 'origin/main'], { cwd: local })).trim(), upstream);
+});
+
+t.test("a repository's own hooks never run, whatever its config says; Wharf's post-receive does", async (t) => {
+  const w = await startWharf(t);
+  const { token } = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  const repo = await buildRepo(w, 'acme', 'hooked');
+  const bare = path.join(w.config.reposDir, 'acme', 'hooked.git');
+  const marker = path.join(w.dir, 'hook-ran');
+  const evil = `#!/bin/sh\necho ran >> ${marker}\nexit 1\n`;
+  for (const hook of ['pre-receive', 'update', 'post-receive', 'post-update', 'reference-transaction']) fs.writeFileSync(path.join(bare, 'hooks', hook), evil, { mode: 0o755 });
+  const own = path.join(w.dir, 'own-hooks');
+  fs.mkdirSync(own);
+  for (const hook of ['pre-receive', 'post-receive']) fs.writeFileSync(path.join(own, hook), evil, { mode: 0o755 });
+  const g = gitClient(t);
+  await g.ok(['config', 'core.hooksPath', own], { cwd: bare });
+  const src = path.join(g.dir, 'src');
+  await g.ok(['init', '-q', src]);
+  await g.commit(src, 'one');
+  const push = await g.run(['push', repoUrl(w, 'acme/hooked', token), 'main'], { cwd: src });
+  t.equal(push.code, 0, 'the push is accepted although the planted hooks would refuse it');
+  t.notOk(fs.existsSync(marker), 'no planted hook ran');
+  const events = await w.running.services.db('events').where({ repository_id: repo.id }).select('ref');
+  t.same(events.map((e: any) => e.ref), ['refs/heads/main'], "Wharf's post-receive reported the update");
 });
