@@ -1,8 +1,7 @@
-import { idParam } from './params.ts';
+import { idParam, MAX_INT } from './params.ts';
 import { notFound } from '../http/errors.ts';
 
-/** Largest value of the 32-bit integer columns (ids, issue numbers): Postgres refuses to compare with more. */
-export const MAX_INT = 2147483647;
+export { MAX_INT };
 
 /**
  * A free-text field. NUL is refused because Postgres cannot store it in text

@@ -51,6 +51,7 @@ t.test('tokens: missing, malformed, unknown, expired and revoked are 401', async
   isError(t, await w.api('GET', '/api/v1/user', { token: made.body.token }), 401, 'unauthorized');
   isError(t, await w.api('DELETE', `/api/v1/user/tokens/${made.body.id}`), 404, 'not_found');
   isError(t, await w.api('DELETE', '/api/v1/user/tokens/99999'), 404, 'not_found');
+  isError(t, await w.api('DELETE', '/api/v1/user/tokens/99999999999'), 404, 'not_found');
   isError(t, await w.api('DELETE', '/api/v1/user/tokens/abc'), 404, 'not_found');
 
   // Only the hash is stored.
