@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { Services } from '../services.ts';
 import type { Worker } from '../server.ts';
-import { claimImportJobs, ownerName, sweepDeadOwners, renewLease } from './claim.ts';
+import { claimImportJobs, ownerName, releaseJob, renewLease, sweepDeadOwners } from './claim.ts';
 import { findImportJob } from './jobs.ts';
 import { DEFAULTS, executeJob, type RunnerOptions, type StopReason } from './execute.ts';
 
@@ -45,6 +45,11 @@ export function createImportRunner(services: Services, runnerOptions: RunnerOpti
     const free = config.importConcurrency - running.size;
     if (free <= 0) return;
     for (const id of await claimImportJobs(db, owner, free, options.leaseMs)) {
+      // Claimed while stop() ran: give it straight back rather than start work nobody waits for.
+      if (stopping) {
+        await releaseJob(db, id, owner, { attempts: db.raw('attempts - 1') });
+        continue;
+      }
       const controller = new AbortController();
       running.set(id, controller);
       void queue.add(() => run(id, controller));
