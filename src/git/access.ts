@@ -9,13 +9,15 @@ import { forbidden, notFound, unauthorized } from '../http/errors.ts';
 /** The challenge git answers by sending credentials (it sends none before it). */
 export const GIT_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Wharf"' };
 
-/** The token of a request: the password of HTTP Basic (any user name), or a bearer token. */
+/** The token of a request: the password of HTTP Basic (any user name; the user name when the password is empty), or a bearer token. */
 export function requestToken(authorization: string): string | undefined {
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
   if (basic) {
     const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    return colon >= 0 ? decoded.slice(colon + 1) : undefined;
+    if (colon < 0) return undefined;
+    // Some clients put the token in the user name and leave the password empty.
+    return decoded.slice(colon + 1) || decoded.slice(0, colon);
   }
   return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
 }

@@ -25,6 +25,15 @@ export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; 
 }
 
 /**
+ * Settings given on the backend's command line, where they override any repository's own
+ * config (an imported one's included): only Wharf's hooks run, every pushed object is
+ * checked, and pushes are allowed because Wharf has already authorized the request.
+ */
+function backendOptions(hooksDir: string): string[] {
+  return ['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true', '-c', 'http.receivepack=true', '-c', 'http.uploadpack=true'];
+}
+
+/**
  * Runs `git http-backend` as CGI for this request, streaming the request body to it and
  * its output to the client; nothing is buffered beyond the CGI header block. Resolves once
  * the response status and headers are set. `onExit` runs after the backend has exited
@@ -36,7 +45,7 @@ export function runHttpBackend(
   ctx: Context,
   options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void> },
 ): Promise<void> {
-  const child = spawn('git', ['-c', `core.hooksPath=${options.hooksDir}`, 'http-backend'], {
+  const child = spawn('git', [...backendOptions(options.hooksDir), 'http-backend'], {
     env: gitEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true, // its own process group, so receive-pack and pack-objects die with it

@@ -86,6 +86,8 @@ t.test('bad packs are refused and leave the refs unchanged', async (t) => {
   await g.ok(['push', '-q', url, 'main'], { cwd: src });
   const before = await g.ok(['ls-remote', url]);
 
+  // Even a repository whose own config turns checking off (an imported one, say) is checked.
+  await g.ok(['config', 'receive.fsckObjects', 'false'], { cwd: path.join(w.config.reposDir, 'acme', 'app.git') });
   // A commit with no author: git's client sends it, receive.fsckObjects refuses it.
   const tree = (await g.ok(['rev-parse', 'HEAD^{tree}'], { cwd: src })).trim();
   const broken = (await g.ok(['hash-object', '-t', 'commit', '--literally', '-w', '--stdin'], { cwd: src, input: `tree ${tree}\nparent ${good}\ncommitter A <a@b.c> 1700000000 +0000\n\nno author\n` })).trim();

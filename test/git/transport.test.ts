@@ -98,6 +98,9 @@ t.test('visibility: public clones anonymously; private and internal ask for cred
   t.equal(push.status, 403, 'a non-member may read but not push');
   const bad = await fetch(`${w.url}/acme/public.git/info/refs?service=git-upload-pack`, { headers: basic('wharf_wrong') });
   t.equal(bad.status, 401, 'bad credentials are refused even on a public repository');
+  const asUser = await fetch(`${w.url}/acme/private.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`${member.token}:`).toString('base64')}` } });
+  t.equal(asUser.status, 200, 'the token as user name with an empty password');
+  t.match(asUser.headers.get('content-type'), 'application/x-git-upload-pack-advertisement');
   const missing = await fetch(`${w.url}/acme/nothing.git/info/refs?service=git-upload-pack`, { headers: basic(member.token) });
   t.equal(missing.status, 404);
   const notMember = await fetch(`${w.url}/acme/created.git/info/refs?service=git-receive-pack`, { headers: basic(outsider.token) });
