@@ -22,7 +22,7 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
   const daemon = await startGitDaemon(t, base);
   t.equal((await runCli(['org', 'create', 'acme'], env)).code, 0);
 
-  for (const args of [['import'], ['import', daemon.url('source')], ['import', daemon.url('source'), 'acme'], ['import', daemon.url('source'), 'acme/x/y'], ['import', daemon.url('source'), 'acme/x', '--visibility', 'secret'], ['import', 'file:///etc', 'acme/x'], ['import', '-uhelp', 'acme/x'], ['import', 'ext::sh -c id', 'acme/x']]) {
+  for (const args of [['import', daemon.url('source')], ['import', daemon.url('source'), 'acme'], ['import', daemon.url('source'), 'acme/x/y'], ['import', daemon.url('source'), 'acme/x', '--visibility', 'secret'], ['import', 'file:///etc', 'acme/x'], ['import', '-uhelp', 'acme/x'], ['import', 'ext::sh -c id', 'acme/x']]) {
     t.equal((await runCli(args, env)).code, 2, `usage: ${args.join(' ')}`);
   }
 

@@ -6,7 +6,7 @@ import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
 import { gitClient, refList, repoUrl } from '../helpers/git.ts';
 import { repoDir } from '../../src/git/bare.ts';
-import { buildSource, uploadLfs, waitForJob } from './helpers.ts';
+import { buildSource, lfsFile, uploadLfs, waitForJob } from './helpers.ts';
 
 t.test('import from a Wharf over HTTP with credentials: refs, HEAD, LFS served afterwards; credentials nowhere', async (t) => {
   const upstream = await startWharf(t);
@@ -74,4 +74,30 @@ t.test('import from a Wharf over HTTP with credentials: refs, HEAD, LFS served a
     const list = await w.api('GET', '/api/v1/repos/import', { token });
     t.notOk(list.text.includes(secret), 'not in any API answer');
   }
+});
+
+t.test('LFS objects are asked for in batches of at most 100', async (t) => {
+  const upstream = await startWharf(t);
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  const g = gitClient(t);
+  const base = path.join(g.dir, 'built');
+  fs.mkdirSync(base);
+  const many = Array.from({ length: 150 }, () => lfsFile(200));
+  const source = await buildSource(g, base, 'many', async (work) => {
+    await g.commit(work, 'many LFS files', Object.fromEntries(many.map((f, i) => [`many/${i}.bin`, f.pointer])));
+  });
+  const upOrg = await createOrg(upstream.running.services.db, 'up');
+  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'many', defaultBranch: 'trunk' });
+  const { token: upstreamToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
+  await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/many', upstreamToken)], { cwd: source.bare });
+  await uploadLfs(upstream, 'up/many', upstreamToken, [...many, source.lfs.kept, source.lfs.old]);
+  const before = upstream.logs.length;
+  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `${upstream.url}/up/many.git`, target_org: 'demo', name: 'many', auth_password: upstreamToken } });
+  const job = await waitForJob(w, created.body.id);
+  t.equal(job.status, 'succeeded', job.error);
+  t.equal(job.repository.lfs_objects, 152);
+  const batches = upstream.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.route === 'lfs objects/batch');
+  t.equal(batches.length, 2, '153 objects in two batch requests (100 + 53)');
+  const linked = await w.running.services.db('repository_lfs_objects').where('repository_id', (await w.api('GET', '/api/v1/repos/demo/many')).body.id).count({ n: '*' });
+  t.equal(Number(linked[0].n), 152, 'every fetched object linked to the new repository');
 });
