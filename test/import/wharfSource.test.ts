@@ -6,7 +6,7 @@ import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
 import { gitClient, refList, repoUrl } from '../helpers/git.ts';
 import { repoDir } from '../../src/git/bare.ts';
-import { buildSource, lfsFile, uploadLfs, waitForJob } from './helpers.ts';
+import { addBulk, buildSource, lfsFile, startProxy, uploadLfs, waitForJob } from './helpers.ts';
 
 t.test('import from a Wharf over HTTP with credentials: refs, HEAD, LFS served afterwards; credentials nowhere', async (t) => {
   const upstream = await startWharf(t);
@@ -100,4 +100,41 @@ t.test('LFS objects are asked for in batches of at most 100', async (t) => {
   t.equal(batches.length, 2, '153 objects in two batch requests (100 + 53)');
   const linked = await w.running.services.db('repository_lfs_objects').where('repository_id', (await w.api('GET', '/api/v1/repos/demo/many')).body.id).count({ n: '*' });
   t.equal(Number(linked[0].n), 152, 'every fetched object linked to the new repository');
+});
+
+t.test('while git runs, the credentials are in no process argument', async (t) => {
+  const upstream = await startWharf(t);
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  const g = gitClient(t);
+  const base = path.join(g.dir, 'built');
+  fs.mkdirSync(base);
+  const source = await buildSource(g, base, 'slow', (work) => addBulk(g, work, 16, 64 * 1024));
+  const upOrg = await createOrg(upstream.running.services.db, 'up');
+  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'slow', defaultBranch: 'trunk' });
+  const { token: upstreamToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
+  await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/slow', upstreamToken)], { cwd: source.bare });
+  const proxy = await startProxy(t, Number(new URL(upstream.url).port), { rate: 8 * 1024 });
+  const sourceUrl = `http://127.0.0.1:${proxy.port}/up/slow.git`;
+  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: sourceUrl, target_org: 'demo', name: 'slow', auth_username: 'sam', auth_password: upstreamToken } });
+  t.equal(created.status, 202);
+  let gitSeen = 0;
+  let leaked = 0;
+  const job = await waitForJob(w, created.body.id, {
+    done: (job) => {
+      for (const pid of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+        let cmdline = '';
+        try {
+          cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        } catch {
+          continue; // gone
+        }
+        if (cmdline.includes(`127.0.0.1:${proxy.port}`)) gitSeen++;
+        if (cmdline.includes(upstreamToken)) leaked++;
+      }
+      return job.finished_at !== null;
+    },
+  });
+  t.equal(job.status, 'succeeded', job.error);
+  t.ok(gitSeen > 0, 'git processes talking to the source were seen');
+  t.equal(leaked, 0, 'no process argument held the token');
 });
