@@ -16,13 +16,23 @@ const REPO_CONFIG: [string, string][] = [
   ['core.logAllRefUpdates', 'false'],
 ];
 
+/** Settings as git config file text, one section per key. */
+function configText(settings: [string, string][]): string {
+  return settings.map(([key, value]) => {
+    const dot = key.indexOf('.');
+    return `[${key.slice(0, dot)}]\n\t${key.slice(dot + 1)} = ${value}\n`;
+  }).join('');
+}
+
 /** Creates a bare repository at `dir` with Wharf's settings; fails if it already exists. */
 export async function initBareRepository(dir: string, defaultBranch: string): Promise<void> {
   await fs.mkdir(path.dirname(dir), { recursive: true });
   await fs.mkdir(dir); // throws EEXIST rather than adopting a stray directory
   try {
     await git(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
-    await configureRepository(dir);
+    // A fresh config holds none of these keys, so they are appended in one write rather
+    // than one `git config` process each (push to create waits for this).
+    await fs.appendFile(path.join(dir, 'config'), configText(REPO_CONFIG));
   } catch (err) {
     await fs.rm(dir, { recursive: true, force: true });
     throw err;
