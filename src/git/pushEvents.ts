@@ -52,9 +52,10 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /**
- * Builds one `push` event per ref update (SPEC §6), for a push that has already landed
- * (the refs hold the new values). `commits` are those reachable from `after` and from no
- * ref as it was before the push. Git is run a fixed number of times whatever the number
+ * Builds one `push` event per ref update (SPEC §6). The updated refs' current values are
+ * never read (their old values come from `updates`), so it may run just before or just
+ * after the refs move. `commits` are those reachable from `after` and from no ref as it
+ * was before the push; the new objects must already be in the repository. Git is run a fixed number of times whatever the number
  * of refs or commits: for-each-ref, cat-file, one rev-list, cat-file again; only a forced
  * check that the new history cannot answer costs a merge-base per ref.
  * Also used for pull-request merges.
