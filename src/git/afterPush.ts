@@ -24,8 +24,10 @@ export async function afterPush(services: Services, repo: Repository, sender: Us
   if (updates.length === 0) return;
   const started = performance.now();
   // Neither needs the other, so they run side by side: the client waits for both.
+  // HEAD can only be left dangling when a branch was created or deleted.
+  const branchesChanged = updates.some((u) => u.ref.startsWith('refs/heads/') && (/^0+$/.test(u.before) || /^0+$/.test(u.after)));
   const [settled, events] = await Promise.all([
-    settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo),
+    branchesChanged ? settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo) : repo,
     pushEventsFor(services, repo, sender, updates),
   ]);
   // A first push may have just chosen the default branch: the payloads must name it.
