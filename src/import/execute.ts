@@ -5,7 +5,7 @@ import { HostPolicyError } from '../net/hostPolicy.ts';
 import { copyRepository, countRefs } from './copy.ts';
 import { findLfsPointers } from './lfsScan.ts';
 import { fetchLfsObjects } from './lfsFetch.ts';
-import { finalizeImport, FinalizeError } from './finalize.ts';
+import { CLONED_MARKER as CLONED, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
 import { askpassProgram, GitAbortedError, GitRunError } from './gitRemote.ts';
 import { failJob, releaseJob, renewLease } from './claim.ts';
 import { scrubSecrets } from './gitErrors.ts';
@@ -34,9 +34,6 @@ export const DEFAULTS: Required<RunnerOptions> = {
   maxAttempts: 5,
 };
 
-// Written into the copy once every ref has arrived, so a resumed job skips the copy.
-const CLONED = 'wharf-import-cloned';
-
 /** Why a job's signal was aborted. */
 export type StopReason = 'shutdown' | 'canceled' | 'timeout';
 
@@ -50,16 +47,20 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
   const tmp = jobTempDir(config, job.id);
   const credentials: Credentials | null = job.credentials ? JSON.parse(job.credentials) : null;
   let lastWrite = 0;
-  const write = async (fields: Record<string, unknown>, force = false) => {
-    if (!force && Date.now() - lastWrite < 500) return;
+  let writes: Promise<unknown> = Promise.resolve();
+  // Progress writes go one after another, so a late one never lands after the next phase's.
+  const write = (fields: Record<string, unknown>, force = false): Promise<unknown> => {
+    if (!force && Date.now() - lastWrite < 500) return writes;
     lastWrite = Date.now();
-    await renewLease(db, job.id, owner, options.leaseMs, fields);
+    writes = writes.then(() => renewLease(db, job.id, owner, options.leaseMs, fields)).catch(() => {});
+    return writes;
   };
-  const progress = (p: Progress) => void write({ phase: p.phase, percent: p.percent, objects_received: p.objects_received, bytes_received: p.bytes_received }).catch(() => {});
+  const progress = (p: Progress) => void write({ phase: p.phase, percent: p.percent, objects_received: p.objects_received, bytes_received: p.bytes_received });
   try {
     if (job.attempts > options.maxAttempts) throw new Error(`gave up after ${options.maxAttempts} attempts`);
     const source = parseSourceUrl(job.source_url);
     const askpass = await askpassProgram(path.join(config.reposDir, '.imports'));
+    await reclaimUncommittedMove(config, job, tmp);
     let defaultBranch = await fs.readFile(path.join(tmp, CLONED), 'utf8').catch(() => '');
     if (!defaultBranch) {
       const strategy = job.strategy === 'incremental' || (job.bytes_received ?? 0) >= options.incrementalAboveBytes ? 'incremental' : 'full';
@@ -88,11 +89,10 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       policy: config.importAllowedHosts,
       lfsDir: config.lfsDir,
       signal,
-      onProgress: (done, total) => void write({ percent: total ? Math.floor((done * 100) / total) : 100 }).catch(() => {}),
+      onProgress: (done, total) => void write({ percent: total ? Math.floor((done * 100) / total) : 100 }),
     });
     await write({ status: 'finalizing', phase: 'finalizing', percent: null }, true);
     const counts = await countRefs(tmp);
-    await fs.rm(path.join(tmp, CLONED), { force: true });
     await finalizeImport(db, config, job, owner, tmp, { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing }, lfs.stored);
     log.info({ import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length }, 'import succeeded');
   } catch (err) {

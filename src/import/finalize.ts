@@ -28,8 +28,22 @@ export interface ImportResult {
 // Names the job a repository directory belongs to while it is being moved in, so a
 // restart can tell its own half-finished move from someone else's repository.
 const MARKER = 'wharf-import-job';
+/** Written into the copy once every ref has arrived, so a resumed job skips the copy; holds the default branch. */
+export const CLONED_MARKER = 'wharf-import-cloned';
 
 const exists = (file: string) => fs.access(file).then(() => true, () => false);
+
+const isOurs = async (dir: string, job: ImportJob) => (await fs.readFile(path.join(dir, MARKER), 'utf8').catch(() => '')) === String(job.id);
+
+/**
+ * Undoes a move into REPOS_DIR whose transaction never committed (the process died
+ * between the rename and the commit): the directory carries this job's marker and no
+ * row names it, so it goes back to the job's temporary place, copy marker and all.
+ */
+export async function reclaimUncommittedMove(config: Config, job: ImportJob, tmpDir: string): Promise<void> {
+  const finalDir = repoDir(config.reposDir, job.target_org, job.name);
+  if (!(await exists(tmpDir)) && (await isOurs(finalDir, job))) await fs.rename(finalDir, tmpDir);
+}
 
 /**
  * Creates the repository row and moves the copy into REPOS_DIR/<org>/<name>.git in one
@@ -48,8 +62,7 @@ export async function finalizeImport(
   stored: LfsPointer[],
 ): Promise<number> {
   const finalDir = repoDir(config.reposDir, job.target_org, job.name);
-  const marker = async (dir: string) => (await fs.readFile(path.join(dir, MARKER), 'utf8').catch(() => '')) === String(job.id);
-  if (!(await exists(tmpDir)) && (await marker(finalDir))) await fs.rename(finalDir, tmpDir);
+  await reclaimUncommittedMove(config, job, tmpDir);
   await fs.writeFile(path.join(tmpDir, MARKER), String(job.id));
   let moved = false;
   try {
@@ -80,10 +93,12 @@ export async function finalizeImport(
       await configureRepository(finalDir);
       return id;
     });
+    // Committed: the markers have done their job.
     await fs.rm(path.join(finalDir, MARKER), { force: true });
+    await fs.rm(path.join(finalDir, CLONED_MARKER), { force: true });
     return repositoryId;
   } catch (err) {
-    if (moved && (await marker(finalDir))) await fs.rename(finalDir, tmpDir).catch(() => {});
+    if (moved && (await isOurs(finalDir, job))) await fs.rename(finalDir, tmpDir).catch(() => {});
     throw err;
   }
 }

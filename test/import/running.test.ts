@@ -91,3 +91,24 @@ t.test('IMPORT_TIMEOUT ends a job that takes too long: failed, nothing left', as
   t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'late')));
   t.notOk(fs.existsSync(path.join(w.config.reposDir, '.imports', `job-${job.id}.git`)), 'temporary copy removed');
 });
+
+t.test('a crash between the move into place and the commit: the next attempt takes the copy back and finishes', async (t) => {
+  const { g, daemon } = await bigSource(t, 1, 100);
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' }, workers: [] });
+  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: daemon.url('big'), target_org: 'demo', name: 'moved' } });
+  // What the dead process left: the complete copy already renamed into place, with its markers, and no row.
+  const dir = repoDir(w.config.reposDir, 'demo', 'moved');
+  await g.ok(['clone', '-q', '--mirror', daemon.url('big'), dir]);
+  fs.writeFileSync(path.join(dir, 'wharf-import-job'), String(created.body.id));
+  fs.writeFileSync(path.join(dir, 'wharf-import-cloned'), 'trunk');
+  await w.running.services.db('import_jobs').where('id', created.body.id).update({ status: 'finalizing', attempts: 1 });
+  const runner = createImportRunner(w.running.services, { pollMs: 100 });
+  await runner.start();
+  t.teardown(() => runner.stop());
+  const job = await waitForJob(w, created.body.id);
+  t.equal(job.status, 'succeeded', job.error);
+  t.equal(job.repository.default_branch, 'trunk');
+  t.same(refList(await g.ok(['ls-remote', dir])), refList(await g.ok(['ls-remote', daemon.url('big')])));
+  t.same(fs.readdirSync(dir).filter((n) => n.startsWith('wharf-import')), [], 'markers removed after the commit');
+  t.equal((await w.api('GET', '/api/v1/repos/demo/moved')).status, 200);
+});
