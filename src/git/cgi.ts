@@ -90,7 +90,9 @@ export function runHttpBackend(
       resolve();
     };
     child.stdout.on('data', onData);
+    const spawned = performance.now();
     exited.then(async (code) => {
+      options.log.debug({ request_id: ctx.state.requestId, code, duration_ms: Math.round(performance.now() - spawned) }, 'git http-backend exited');
       if (stderr.trim()) options.log.warn({ request_id: ctx.state.requestId, code, stderr: stderr.trim() }, 'git http-backend');
       try {
         await options.onExit();
