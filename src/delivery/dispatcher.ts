@@ -4,8 +4,7 @@ import PQueue from 'p-queue';
 import type { Services } from '../services.ts';
 import type { Worker } from '../server.ts';
 import { isPostgres } from '../db/connect.ts';
-import { deliveryBodies } from '../webhooks/deliveries.ts';
-import { toWebhook, type Webhook } from '../webhooks/model.ts';
+import { loadClaimed, type Loaded } from './load.ts';
 import { claimDue, type Claimed } from './claim.ts';
 import { recordResults, type AttemptResult } from './complete.ts';
 import { nextDueAt } from './nextDue.ts';
@@ -14,7 +13,7 @@ import { nextStep, retryAfterMs } from './schedule.ts';
 import { deliveryHeaders } from './sign.ts';
 import { sendAttempt, type Outcome } from './send.ts';
 import { deliveryAgent } from './agent.ts';
-import { CHANNEL, listenForDeliveries, type Listener } from './listen.ts';
+import { announcer, listenForDeliveries, type Listener } from './listen.ts';
 import { deliveryMetrics } from './metrics.ts';
 
 /** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
@@ -46,8 +45,13 @@ export function createDispatcher(services: Services): Worker {
   let listener: Listener | undefined;
   let results: AttemptResult[] = [];
   let flushing: Promise<void> | null = null;
-  let notifying = false;
-  let notifyAgain = false;
+  // True while the last claim filled every free slot: more work is probably due.
+  let moreDue = false;
+  let timerWanted: NodeJS.Timeout | undefined;
+  // Claim in batches: a finished attempt only triggers a claim once this many slots are free.
+  const batchMin = Math.max(1, Math.floor(concurrency / 4));
+  const freeSlots = () => concurrency - queue.size - queue.pending;
+  const announce = postgres ? announcer(db, log) : () => {};
 
   const wake = () => {
     if (stopping) return;
@@ -57,7 +61,7 @@ export function createDispatcher(services: Services): Worker {
     }
     looping = loop().catch((err) => log.error({ err }, 'delivery dispatcher loop failed')).finally(() => {
       looping = null;
-      void armTimer();
+      wantTimer();
     });
   };
 
@@ -65,33 +69,30 @@ export function createDispatcher(services: Services): Worker {
     do {
       again = false;
       while (!stopping) {
-        const free = concurrency - queue.size - queue.pending;
-        if (free <= 0) break;
+        const free = freeSlots();
+        // A few free slots while attempts are in flight: wait for a batch's worth (fewer statements).
+        if (free <= 0 || (free < batchMin && queue.pending > 0)) break;
         const claimed = await claimDue(db, { owner, limit: free, now: Date.now(), leaseMs, firstDelayMs: config.webhookRetrySchedule[0] });
-        if (claimed.length === 0) break;
-        await enqueue(claimed);
-        if (claimed.length < free) break;
+        moreDue = claimed.length === free;
+        if (claimed.length > 0) await enqueue(claimed);
+        if (!moreDue) break;
       }
     } while (again && !stopping);
   }
 
   async function enqueue(claimed: Claimed[]) {
-    const bodies = await deliveryBodies(db, claimed);
-    const hooks = new Map<number, Webhook>();
-    const hookIds = [...new Set(claimed.map((c) => c.webhook_id))];
-    for (const row of await db('webhooks').whereIn('id', hookIds)) hooks.set(Number(row.id), toWebhook(row));
+    const loaded = await loadClaimed(db, claimed);
     for (const c of claimed) {
-      const hook = hooks.get(c.webhook_id);
-      const body = bodies.get(c.id);
+      const l = loaded.get(c.id);
       // A webhook deleted since the claim: its row went with it, nothing to send.
-      if (!hook || body === undefined) continue;
-      void queue.add(() => attempt(c, hook, Buffer.from(body, 'utf8')));
+      if (l) void queue.add(() => attempt(c, l));
     }
   }
 
-  async function attempt(c: Claimed, hook: Webhook, body: Buffer) {
+  async function attempt(c: Claimed, hook: Loaded) {
+    const body = Buffer.from(hook.body, 'utf8');
     metrics.inFlight += 1;
-    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: hook.id, secret: hook.secret, body, now: Date.now() });
+    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: hook.hookId, secret: hook.secret, body, now: Date.now() });
     let outcome: Outcome;
     try {
       outcome = await sendAttempt(agent, hook.url, headers, body, config.webhookTimeoutMs);
@@ -110,7 +111,7 @@ export function createDispatcher(services: Services): Worker {
     metrics.observe(ok ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
     // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
     log.info(
-      { delivery_id: c.id, guid: c.guid, webhook_id: hook.id, event: c.event, attempt: c.attempts, target: new URL(hook.url).origin, status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
+      { delivery_id: c.id, guid: c.guid, webhook_id: hook.hookId, event: c.event, attempt: c.attempts, target: origin(hook.url), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
       'delivery attempt',
     );
     results.push({
@@ -128,8 +129,8 @@ export function createDispatcher(services: Services): Worker {
       responseBody: outcome.responseBody,
     });
     void flush();
-    // A slot is free: look for more due work.
-    wake();
+    // This attempt's slot frees as it returns; claim again once a batch's worth is free.
+    if (moreDue && freeSlots() + 1 >= batchMin) wake();
   }
 
   /** Writes the results gathered so far in one transaction; one flush at a time, the next takes what piled up meanwhile. */
@@ -150,13 +151,23 @@ export function createDispatcher(services: Services): Worker {
     })().finally(() => {
       flushing = null;
       if (results.length > 0) void flush();
-      else void armTimer();
+      else wantTimer();
     });
     return flushing;
   }
 
+  /** Re-arms the timer soon, once for many requests (a result or a loop's end may have changed the next due time). */
+  function wantTimer() {
+    if (timerWanted || stopping) return;
+    timerWanted = setTimeout(() => {
+      timerWanted = undefined;
+      void armTimer();
+    }, 20);
+  }
+
   async function armTimer() {
-    if (stopping) return;
+    // Work is known to be due and attempts are in flight: their completions claim it.
+    if (stopping || (moreDue && queue.pending > 0)) return;
     let wait = IDLE_POLL_MS;
     try {
       const due = await nextDueAt(db);
@@ -169,28 +180,9 @@ export function createDispatcher(services: Services): Worker {
     timer = setTimeout(wake, wait);
   }
 
-  /** Tells other processes on the same Postgres (after the commit that made the work). */
-  async function announce() {
-    if (notifying) {
-      notifyAgain = true;
-      return;
-    }
-    notifying = true;
-    try {
-      do {
-        notifyAgain = false;
-        await db.raw(`NOTIFY ${CHANNEL}`);
-      } while (notifyAgain && !stopping);
-    } catch (err) {
-      log.warn({ err }, 'could not announce deliveries');
-    } finally {
-      notifying = false;
-    }
-  }
-
   const onLocalWork = () => {
     wake();
-    if (postgres) void announce();
+    announce();
   };
 
   async function prune() {
@@ -205,6 +197,8 @@ export function createDispatcher(services: Services): Worker {
   return {
     async start() {
       services.signals.on('deliveries', onLocalWork);
+      // The last slot freed: nothing in flight to trigger the next claim, so look now.
+      queue.on('idle', () => (moreDue ? wake() : wantTimer()));
       if (postgres) listener = listenForDeliveries(config.databaseUrl, wake, log);
       pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
       pruneTimer.unref();
@@ -216,6 +210,7 @@ export function createDispatcher(services: Services): Worker {
       stopping = true;
       services.signals.off('deliveries', onLocalWork);
       clearTimeout(timer);
+      clearTimeout(timerWanted);
       clearInterval(pruneTimer);
       await listener?.close();
       // No new claims; attempts in flight finish and their results are written.
@@ -227,3 +222,14 @@ export function createDispatcher(services: Services): Worker {
   };
 }
 
+const origins = new Map<string, string>();
+
+/** The scheme, host and port of a URL (cached): logs name the target without its path or query. */
+function origin(url: string): string {
+  let o = origins.get(url);
+  if (o === undefined) {
+    if (origins.size > 10_000) origins.clear();
+    origins.set(url, (o = new URL(url).origin));
+  }
+  return o;
+}
