@@ -35,26 +35,6 @@ export async function writeHooksDir(dataDir: string): Promise<string> {
   return dir;
 }
 
-/** A fresh path for one push's log (the file itself is created by the hook). */
-export async function newPushLogPath(dataDir: string): Promise<string> {
-  const dir = path.join(dataDir, 'tmp');
-  await fs.mkdir(dir, { recursive: true });
-  return path.join(dir, `push-${Date.now()}-${randomBytes(8).toString('hex')}.log`);
-}
-
-/** Reads and removes a push log; no file means no ref was updated. */
-export async function takePushLog(file: string): Promise<RefUpdate[]> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err: any) {
-    if (err?.code === 'ENOENT') return [];
-    throw err;
-  }
-  await fs.rm(file, { force: true });
-  return parsePushLog(text);
-}
-
 /** Parses post-receive lines ("old new ref"); ref names cannot contain spaces. */
 export function parsePushLog(text: string): RefUpdate[] {
   const updates: RefUpdate[] = [];

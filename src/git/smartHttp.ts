@@ -4,9 +4,10 @@ import type { Services } from '../services.ts';
 import { notFound } from '../http/errors.ts';
 import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
-import { afterPush } from './afterPush.ts';
+import { afterPush, recordLeftoverPushes } from './afterPush.ts';
 import { runHttpBackend } from './cgi.ts';
-import { newPushLogPath, PUSH_LOG_VARIABLE, takePushLog, writeHooksDir } from './hooks.ts';
+import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
+import { closePush, leftoverPushes, openPush, readUpdates } from './pushJournal.ts';
 
 /** A request under a repository's Git path: `/<org>/<repo>[.git]/<rest>`. */
 export interface GitPath {
@@ -47,6 +48,8 @@ export function gitMount(app: Koa, services: Services): void {
   // Written once at start; every backend run points core.hooksPath at it.
   const hooksReady = writeHooksDir(services.config.dataDir);
   hooksReady.catch((err) => services.log.error({ err }, 'could not write the git hooks directory'));
+  const leftovers = leftoverPushes(services.config.dataDir);
+  recordLeftoverPushes(services, leftovers).catch((err) => services.log.error({ err }, 'could not record the events of interrupted pushes'));
   const lfs = lfsRoutes(services);
   app.use(async function smartHttp(ctx: Context, next: Next) {
     const target = parseGitPath(ctx.path);
@@ -58,7 +61,7 @@ export function gitMount(app: Koa, services: Services): void {
     const creating = op.service === 'git-receive-pack';
     const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating });
     const user = ctx.state.user ?? null;
-    const pushLog = ctx.method === 'POST' && creating ? await newPushLogPath(services.config.dataDir) : undefined;
+    const push = ctx.method === 'POST' && creating ? await openPush(services.config.dataDir, repo.id, user?.id ?? null) : undefined;
     const gitProtocol = ctx.get('git-protocol');
     const env: Record<string, string> = {
       GIT_PROJECT_ROOT: services.config.reposDir,
@@ -74,13 +77,16 @@ export function gitMount(app: Koa, services: Services): void {
     if (ctx.get('content-length')) env.CONTENT_LENGTH = ctx.get('content-length');
     if (ctx.get('content-encoding')) env.HTTP_CONTENT_ENCODING = ctx.get('content-encoding');
     if (/^[A-Za-z0-9=:.,_-]{1,256}$/.test(gitProtocol)) env.GIT_PROTOCOL = env.HTTP_GIT_PROTOCOL = gitProtocol;
-    if (pushLog) env[PUSH_LOG_VARIABLE] = pushLog;
+    if (push) env[PUSH_LOG_VARIABLE] = push.log;
     await runHttpBackend(ctx, {
       hooksDir: await hooksReady,
       env,
       log: services.log,
       onExit: async () => {
-        if (pushLog) await afterPush(services, repo, user, await takePushLog(pushLog));
+        if (!push) return;
+        // A failure here leaves the entry on disk: the next start records its events.
+        await afterPush(services, repo, user, await readUpdates(push));
+        await closePush(push);
       },
     });
   });

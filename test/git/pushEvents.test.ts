@@ -1,5 +1,9 @@
 import t from 'tap';
+import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import { startServer } from '../../src/server.ts';
+import { openPush } from '../../src/git/pushJournal.ts';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
 
@@ -154,4 +158,37 @@ t.test('two pushes racing for one branch: one wins, the other is rejected cleanl
   t.match(await g.ok(['ls-remote', url, 'refs/heads/main']), new RegExp(`^${winner}`));
   const events = await eventsSince(w, since);
   t.same(events.map((e) => e.payload.after), [winner], 'only the accepted update is an event');
+});
+
+t.test('a push whose events a stopped process never recorded is recorded at the next start', async (t) => {
+  const w = await startWharf(t);
+  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const g = gitClient(t);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', work]);
+  const c1 = await g.commit(work, 'one');
+  await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
+  const c2 = await g.commit(work, 'two');
+  // What a crash leaves: git moved the ref and the hook logged it, but no event was written.
+  const entry = await openPush(w.config.dataDir, repo.id, ann.user.id);
+  await g.ok(['push', '-q', `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`, 'main'], { cwd: work });
+  fs.writeFileSync(entry.log, `${c1} ${c2} refs/heads/main\n`);
+  t.equal((await eventsSince(w, 0)).length, 1, 'only the first push was recorded');
+  await w.stop();
+
+  const again = await startServer({ ...w.config, port: 0 }, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
+  try {
+    let events: any[] = [];
+    for (let i = 0; i < 100 && events.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      events = (await again.services.db('events').orderBy('id').select('payload')).map((r: any) => ({ payload: JSON.parse(r.payload) }));
+    }
+    t.equal(events.length, 2, 'the interrupted push is recorded at start');
+    const last = events[1]?.payload;
+    t.same([last?.before, last?.after, last?.commits.map((c: any) => c.id), last?.sender.login], [c1, c2, [c2], 'ann']);
+    t.same(fs.readdirSync(path.join(w.config.dataDir, 'pushes')), [], 'and its journal entry removed');
+  } finally {
+    await again.stop();
+  }
 });
