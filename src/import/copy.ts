@@ -39,8 +39,8 @@ export async function copyRepository(options: CopyOptions): Promise<{ defaultBra
     await fromSource(options, ['clone', '--mirror', '--progress', '--template=', '--no-recurse-submodules'], [options.dir]);
     // The copy keeps no trace of where it came from (the pinned address, the remote's refspec).
     await git(['config', '--remove-section', 'remote.origin'], { cwd: options.dir });
-    const head = (await git(['symbolic-ref', '-q', 'HEAD'], { cwd: options.dir }).catch(() => '')).trim();
-    return { defaultBranch: await setHead(options.dir, head.replace(/^refs\/heads\//, '') || null) };
+    const head = /^ref: refs\/heads\/(\S+)/.exec(await fs.readFile(path.join(options.dir, 'HEAD'), 'utf8'))?.[1] ?? null;
+    return { defaultBranch: await setHead(options.dir, head) };
   }
   await ensureBare(options.dir);
   const remoteHead = await sourceHead(options);
@@ -120,6 +120,11 @@ async function isShallow(dir: string): Promise<boolean> {
 /** Points HEAD at the source's default branch; without one, at main, master or the first branch. */
 async function setHead(dir: string, wanted: string | null): Promise<string> {
   const branches = (await git(['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads'], { cwd: dir })).split('\n').filter(Boolean);
+  if (wanted && branches.includes(wanted)) {
+    // Already what the clone wrote, or what a fetch was told: one spawn fewer on the common path.
+    const current = await fs.readFile(path.join(dir, 'HEAD'), 'utf8');
+    if (current.trim() === `ref: refs/heads/${wanted}`) return wanted;
+  }
   const branch = (wanted && branches.includes(wanted) ? wanted : null) ?? ['main', 'master'].find((b) => branches.includes(b)) ?? branches[0] ?? wanted ?? 'main';
   await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { cwd: dir });
   return branch;
