@@ -10,6 +10,9 @@ import { policyConnector } from '../net/connector.ts';
 export function deliveryAgent(config: Config): Agent {
   return new Agent({
     connect: policyConnector(config.webhookAllowedHosts, { localAddress: config.deliverySourceAddress, timeout: config.webhookTimeoutMs }),
+    // undici hands the connector the Client's localAddress on every call (the connector's
+    // own build option is overridden by it), so the binding must be set here to take effect.
+    ...(config.deliverySourceAddress ? { localAddress: config.deliverySourceAddress } : {}),
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 60_000,
     headersTimeout: config.webhookTimeoutMs,
