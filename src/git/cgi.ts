@@ -30,7 +30,10 @@ export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; 
  * checked, and pushes are allowed because Wharf has already authorized the request.
  */
 function backendOptions(hooksDir: string): string[] {
-  return ['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true', '-c', 'http.receivepack=true', '-c', 'http.uploadpack=true'];
+  return [
+    ...['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true'],
+    ...['-c', 'http.receivepack=true', '-c', 'http.uploadpack=true', '-c', 'uploadpack.allowFilter=true'],
+  ];
 }
 
 /**

@@ -126,6 +126,9 @@ t.test('protocol v2 is served when the client asks for it', async (t) => {
   const clone = await g.run(['-c', 'protocol.version=2', 'clone', url, path.join(g.dir, 'c')], { env });
   t.equal(clone.code, 0, 'a v2 fetch works');
   t.match(clone.stderr, /> command=fetch/, 'the fetch used the v2 fetch command');
+  const partial = await g.run(['-c', 'protocol.version=2', 'clone', '--filter=blob:none', url, path.join(g.dir, 'partial')]);
+  t.equal(partial.code, 0, 'a partial clone works');
+  t.notMatch(partial.stderr, /filtering not recognized/, 'the server honours the filter');
 });
 
 t.test('paths under a repository that are not smart HTTP are 404', async (t) => {
