@@ -1,7 +1,7 @@
 // Import figure of SPEC §13: repository import of a generated 50 MB, 5,000-commit
 // repository served by `git daemon` on loopback, from the API call to the finished job,
 // as a ratio to `git clone --mirror` of the same source in the same run.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -69,7 +69,9 @@ const bench: Bench = async (report) => {
   await timedGit(['repack', '-adq'], src);
   const packBytes = fs.readdirSync(path.join(src, 'objects', 'pack')).reduce((n, f) => n + fs.statSync(path.join(src, 'objects', 'pack', f)).size, 0);
   const port = await freePort();
-  const daemon = spawn('git', ['daemon', '--export-all', `--base-path=${served}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, served], { stdio: 'ignore' });
+  // The daemon program itself, not the `git daemon` wrapper: killing the wrapper would orphan it.
+  const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim();
+  const daemon = spawn(path.join(execPath, 'git-daemon'), ['--export-all', `--base-path=${served}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, served], { stdio: 'ignore' });
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), LOG_LEVEL: 'info', IMPORT_ALLOWED_HOSTS: 'loopback' });
   // The runner logs one line when a job ends, right after its result commits: the bench
   // learns of it there instead of polling the API, so no polling load is measured.

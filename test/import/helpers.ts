@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -81,7 +81,9 @@ export async function waitForPort(port: number, host = '127.0.0.1'): Promise<voi
 /** Serves every repository under `base` with `git daemon` on a loopback port; stopped when the test ends. */
 export async function startGitDaemon(t: TestLike, base: string): Promise<{ url: (name: string) => string; port: number }> {
   const port = await freePort();
-  const child = spawn('git', ['daemon', '--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', base], {
+  // The daemon program itself, not the `git daemon` wrapper: killing the wrapper would orphan it.
+  const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim();
+  const child = spawn(path.join(execPath, 'git-daemon'), ['--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', base], {
     stdio: 'ignore',
     env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: '1' },
   });
