@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { gitEnv } from './run.ts';
+import { badRequest, HttpError, notFound } from '../http/errors.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
@@ -77,20 +78,26 @@ export function runHttpBackend(
 
   return new Promise<void>((resolve, reject) => {
     let head = Buffer.alloc(0);
+    let parsed: ReturnType<typeof splitCgiHeaders> = null;
     let started = false;
-    const onData = (chunk: Buffer) => {
-      if (started) return;
-      head = Buffer.concat([head, chunk]);
-      const parsed = splitCgiHeaders(head);
-      if (!parsed) return;
+    // The response starts with the first body byte, not with the CGI headers: http-backend
+    // prints "200" before git has read the request, so a request git rejects would
+    // otherwise be a 200 with nothing in it.
+    const start = (first: Buffer) => {
       started = true;
       child.stdout.off('data', onData);
-      ctx.status = parsed.status;
-      for (const [name, value] of parsed.headers) ctx.set(name, value);
-      body.write(parsed.rest);
+      ctx.status = parsed!.status;
+      for (const [name, value] of parsed!.headers) ctx.set(name, value);
+      body.write(first);
       child.stdout.pipe(body, { end: false });
       ctx.body = body;
       resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      if (parsed) return start(chunk);
+      head = Buffer.concat([head, chunk]);
+      parsed = splitCgiHeaders(head);
+      if (parsed && parsed.rest.length > 0) start(parsed.rest);
     };
     child.stdout.on('data', onData);
     const spawned = performance.now();
@@ -102,8 +109,20 @@ export function runHttpBackend(
       } catch (err) {
         options.log.error({ err, request_id: ctx.state.requestId }, 'after git http-backend');
       }
-      if (started) body.end();
-      else reject(Object.assign(new Error(`git http-backend exited ${code} without a response`), { code }));
+      if (started) return body.end();
+      const error = emptyAnswerError(parsed?.status, code, stderr);
+      if (error) return reject(error);
+      start(Buffer.alloc(0)); // a clean, empty answer (a request with nothing to do)
+      body.end();
     });
   });
+}
+
+/** The error for a backend run that ended without a body: its own status, else a 400 when git complained; null when all is well. */
+export function emptyAnswerError(status: number | undefined, code: number | null, stderr: string): Error | null {
+  if (status === undefined) return Object.assign(new Error(`git http-backend exited ${code} without a response`), { code });
+  if (status === 404) return notFound('Not found');
+  if (status >= 400) return new HttpError(status, status === 403 ? 'forbidden' : 'bad_request', 'git refused the request');
+  if (stderr.trim() || code !== 0) return badRequest('git could not read the request');
+  return null;
 }

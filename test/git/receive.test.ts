@@ -164,3 +164,20 @@ t.test('a client that aborts mid-push or mid-clone leaves the server up and the 
   await g.commit(src, 'after');
   t.equal((await g.run(['push', '-q', url, 'main'], { cwd: src })).code, 0, 'and pushes still work');
 });
+
+t.test('a request body git cannot read is a 400, never a 200 with nothing in it', async (t) => {
+  const w = await startWharf(t);
+  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  await buildRepo(w, 'acme', 'pub', 'public');
+  const post = (service: string, headers: Record<string, string>, body: string) =>
+    fetch(`${w.url}/acme/pub.git/${service}`, { method: 'POST', headers: { 'content-type': `application/x-${service}-request`, ...headers }, body });
+  t.equal((await post('git-upload-pack', {}, 'garbage')).status, 400, 'upload-pack: not pkt-lines');
+  t.equal((await post('git-upload-pack', { 'content-encoding': 'gzip' }, 'garbage')).status, 400, 'upload-pack: not gzip');
+  t.equal((await post('git-receive-pack', { authorization: basic(ann.token) }, 'garbage')).status, 400, 'receive-pack: not pkt-lines');
+  const wrongType = await fetch(`${w.url}/acme/pub.git/git-upload-pack`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '0000' });
+  t.equal(wrongType.status, 415, "git's own refusal keeps its status");
+  const empty = await post('git-upload-pack', {}, '0000');
+  t.equal(empty.status, 200, 'a request with nothing to do is answered, empty');
+  t.equal(await empty.text(), '');
+  t.equal(execFileSync('git', ['for-each-ref'], { cwd: path.join(w.config.reposDir, 'acme', 'pub.git') }).toString(), '', 'no ref written');
+});
