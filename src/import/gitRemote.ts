@@ -7,6 +7,7 @@ import type { Credentials } from './url.ts';
 
 /** Raised when git against a source fails; the message is scrubbed of credentials. */
 export class GitRunError extends Error {
+  override name = 'GitRunError';
   constructor(readonly failure: GitFailure) {
     super(failure.message);
   }

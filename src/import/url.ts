@@ -77,14 +77,16 @@ export function bareHost(url: URL): string {
  */
 export async function pinSource(policy: HostPolicy, url: URL): Promise<{ url: string; config: string[] }> {
   const host = bareHost(url);
-  const [address] = await resolveAllowed(policy, host);
+  const addresses = await resolveAllowed(policy, host);
   const port = sourcePort(url);
+  const bracket = (a: string) => (a.includes(':') ? `[${a}]` : a);
   if (url.protocol === 'git:') {
+    // git:// connects to one address: prefer IPv4, which every git daemon listens on.
     const pinned = new URL(url.href);
-    pinned.hostname = address.includes(':') ? `[${address}]` : address;
+    pinned.hostname = bracket(addresses.find((a) => !a.includes(':')) ?? addresses[0]);
     return { url: pinned.href, config: [] };
   }
   if (literalAddress(host)) return { url: url.href, config: [] }; // nothing to resolve
-  const pinnedAddress = address.includes(':') ? `[${address}]` : address;
-  return { url: url.href, config: ['-c', `http.curloptResolve=${host}:${port}:${pinnedAddress}`] };
+  // Every checked address, so curl may fall back between them but never reach another.
+  return { url: url.href, config: ['-c', `http.curloptResolve=${host}:${port}:${addresses.map(bracket).join(',')}`] };
 }

@@ -4,6 +4,7 @@ import t from 'tap';
 import { buildUser, startWharf } from '../helpers/wharf.ts';
 import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
+import { askpassProgram, GitRunError, remoteGit } from '../../src/import/gitRemote.ts';
 import { gitClient, refList, repoUrl } from '../helpers/git.ts';
 import { repoDir } from '../../src/git/bare.ts';
 import { addBulk, buildSource, lfsFile, startProxy, uploadLfs, waitForJob } from './helpers.ts';
@@ -32,7 +33,10 @@ t.test('import from a Wharf over HTTP with credentials: refs, HEAD, LFS served a
   t.equal(inFields.status, 202, inFields.text);
   t.notOk(JSON.stringify(inFields.body).includes(upstreamToken));
 
-  for (const [created, name] of [[inUrl, 'via-url'], [inFields, 'via-fields']] as const) {
+  // A host name: resolved, checked, and pinned for git (http.curloptResolve).
+  const byName = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: plainUrl.replace('127.0.0.1', 'localhost'), target_org: 'demo', name: 'by-name', auth_password: upstreamToken } });
+  t.equal(byName.status, 202, byName.text);
+  for (const [created, name] of [[inUrl, 'via-url'], [inFields, 'via-fields'], [byName, 'by-name']] as const) {
     const job = await waitForJob(w, created.body.id, { token });
     t.equal(job.status, 'succeeded', job.error);
     t.equal(job.repository.default_branch, 'trunk');
@@ -137,4 +141,20 @@ t.test('while git runs, the credentials are in no process argument', async (t) =
   t.equal(job.status, 'succeeded', job.error);
   t.ok(gitSeen > 0, 'git processes talking to the source were seen');
   t.equal(leaked, 0, 'no process argument held the token');
+});
+
+t.test('git connects to the pinned address only: a name git cannot resolve works through http.curloptResolve', async (t) => {
+  const upstream = await startWharf(t);
+  const upOrg = await createOrg(upstream.running.services.db, 'up');
+  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'pinned', visibility: 'private' });
+  const { token } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
+  const port = new URL(upstream.url).port;
+  const askpass = await askpassProgram(path.join(upstream.dir, 'askpass'));
+  const url = `http://wharf-pinned.invalid:${port}/up/pinned.git`;
+  const options = { credentials: { username: 'sam', password: token }, askpass };
+  const pin = ['-c', `http.curloptResolve=wharf-pinned.invalid:${port}:127.0.0.1`];
+  t.equal(await remoteGit(['ls-remote', '--', url], { ...options, pin }), '', 'the private (empty) repository reached through the pin, credentials from askpass');
+  const anonymous = await remoteGit(['ls-remote', '--', url], { credentials: null, askpass, pin }).catch((err) => err);
+  t.match(anonymous?.failure?.message, /authentication/, 'without credentials the same call is refused');
+  await t.rejects(remoteGit(['ls-remote', '--', url], { ...options, pin: [] }), GitRunError, 'without the pin the name does not resolve');
 });
