@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
-import { gitClient, repoUrl, type GitClient } from '../helpers/git.ts';
+import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
 import { storedSize } from '../../src/lfs/store.ts';
 
 const LFS = 'application/vnd.git-lfs+json';
@@ -57,6 +57,18 @@ t.test('git lfs pushes, clones and pulls a 5 MB binary without errors or warning
   const pull = await g.run(['lfs', 'pull'], { cwd: skipped });
   t.equal(pull.code, 0, 'git lfs pull');
   t.ok(fs.readFileSync(path.join(skipped, 'model.bin')).equals(content), 'git lfs pull brings the content');
+
+  // The newcomer's path: push --mirror an existing repository, LFS included, to a new one.
+  const mirrorUrl = repoUrl(w, 'acme/mirrored', ann.token);
+  await g.ok(['tag', '-a', '-m', 'v1', 'v1'], { cwd: src });
+  const mirror = await g.run(['push', '--mirror', mirrorUrl], { cwd: src });
+  t.equal(mirror.code, 0, 'push --mirror with LFS objects creates the repository');
+  t.same(refList(await g.ok(['ls-remote', mirrorUrl])), refList(await g.ok(['show-ref', '-d'], { cwd: src })), 'every ref landed');
+  const back = path.join(g.dir, 'back');
+  await g.ok(['clone', '-q', mirrorUrl, back]);
+  t.ok(fs.readFileSync(path.join(back, 'model.bin')).equals(content), 'and clones back with the content');
+  const linked = await w.running.services.db('repository_lfs_objects as l').join('repositories as r', 'r.id', 'l.repository_id').where('r.name', 'mirrored').select('l.oid');
+  t.same(linked.map((l: any) => l.oid), [oid], 'the object is linked to the new repository too');
 });
 
 t.test('uploads are checked while streaming: a corrupt or short upload stores nothing', async (t) => {
