@@ -29,8 +29,8 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
   const ok = await runCli(['import', daemon.url('source'), 'acme/copy', '--visibility', 'public'], env);
   t.equal(ok.code, 0, ok.stderr);
   t.match(ok.stdout, /^imported acme\/copy: 2 branches, 2 tags, 0 LFS objects \(3 missing at the source\), default branch trunk\n$/);
-  t.match(ok.stderr, /cloning .*%/, 'progress lines on stderr');
-  t.match(ok.stderr, /succeeded/);
+  t.match(ok.stderr, /^import \d+: git:\/\/127\.0\.0\.1:\d+\/source\.git → acme\/copy\n/, 'the job, then its progress, on stderr');
+  t.match(ok.stderr, /succeeded +\[#{24}\] 100% done[^\n]*\n$/);
   t.same(refList(await g.ok(['ls-remote', path.join(dir, 'repos', 'acme', 'copy.git')])), refList(await g.ok(['ls-remote', daemon.url('source')])));
 
   const taken = await runCli(['import', daemon.url('source'), 'acme/copy'], env);

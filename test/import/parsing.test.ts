@@ -4,6 +4,7 @@ import { parseLfsPointer } from '../../src/import/lfsScan.ts';
 import { describeGitFailure, scrubSecrets } from '../../src/import/gitErrors.ts';
 import { parseSourceUrl, SourceUrlError } from '../../src/import/url.ts';
 import { lfsEndpoint } from '../../src/import/lfsFetch.ts';
+import { progressLine } from '../../src/cli/import.ts';
 
 t.test('parseGitProgress reads the last report of each kind', async (t) => {
   t.equal(parseGitProgress('Cloning into bare repository\n'), null);
@@ -72,4 +73,10 @@ t.test('lfsEndpoint follows git-lfs server discovery', async (t) => {
   t.equal(lfsEndpoint(new URL('https://h/a/b')), 'https://h/a/b.git/info/lfs');
   t.equal(lfsEndpoint(new URL('https://h/a/b/')), 'https://h/a/b.git/info/lfs');
   t.equal(lfsEndpoint(new URL('git://h:9418/a/b.git')), 'https://h/a/b.git/info/lfs');
+});
+
+t.test('progressLine draws the bar the CLI shows', async (t) => {
+  const job: any = { status: 'cloning', phase: 'receiving_objects', percent: 50, objects_received: 450, bytes_received: 3 * 1024 * 1024 };
+  t.equal(progressLine(job, 10), 'cloning      [#####-----]  50% receiving_objects 450 objects 3.0 MiB');
+  t.equal(progressLine({ ...job, status: 'queued', phase: null, percent: null, objects_received: null, bytes_received: null }, 4), 'queued       [----]    % ');
 });
