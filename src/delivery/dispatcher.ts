@@ -50,7 +50,10 @@ export function createDispatcher(services: Services): Worker {
   let timerWanted: NodeJS.Timeout | undefined;
   // Claim in batches: a finished attempt only triggers a claim once this many slots are free.
   const batchMin = Math.max(1, Math.floor(concurrency / 4));
-  const freeSlots = () => concurrency - queue.size - queue.pending;
+  // Results not yet written hold their slot too: if the writer falls behind, claiming stops
+  // rather than letting leases run out on deliveries that were in fact sent.
+  let unwritten = 0;
+  const freeSlots = () => concurrency - queue.size - queue.pending - unwritten;
   const announce = postgres ? announcer(db, log) : () => {};
 
   const wake = () => {
@@ -114,6 +117,7 @@ export function createDispatcher(services: Services): Worker {
       { delivery_id: c.id, guid: c.guid, webhook_id: hook.hookId, event: c.event, attempt: c.attempts, target: origin(hook.url), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
       'delivery attempt',
     );
+    unwritten += 1;
     results.push({
       deliveryId: c.id,
       attempt: c.attempts,
@@ -129,8 +133,7 @@ export function createDispatcher(services: Services): Worker {
       responseBody: outcome.responseBody,
     });
     void flush();
-    // This attempt's slot frees as it returns; claim again once a batch's worth is free.
-    if (moreDue && freeSlots() + 1 >= batchMin) wake();
+    // The slot frees once the result is written (flush wakes the loop then).
   }
 
   /** Writes the results gathered so far in one transaction; one flush at a time, the next takes what piled up meanwhile. */
@@ -146,7 +149,10 @@ export function createDispatcher(services: Services): Worker {
         } catch (err) {
           // Not written: the leases run out and the deliveries are sent again (at-least-once).
           log.error({ err }, 'could not record delivery results');
+        } finally {
+          unwritten -= batch.length;
         }
+        if (moreDue && freeSlots() >= batchMin) wake();
       }
     })().finally(() => {
       flushing = null;
