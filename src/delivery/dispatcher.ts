@@ -44,7 +44,8 @@ export function createDispatcher(services: Services): Worker {
   let pruneTimer: NodeJS.Timeout | undefined;
   let listener: Listener | undefined;
   let results: AttemptResult[] = [];
-  let flushing: Promise<void> | null = null;
+  const writers = new Set<Promise<void>>();
+  const maxWriters = isPostgres(db) ? 4 : 1;
   // True while the last claim filled every free slot: more work is probably due.
   let moreDue = false;
   let timerWanted: NodeJS.Timeout | undefined;
@@ -132,34 +133,37 @@ export function createDispatcher(services: Services): Worker {
       responseHeaders: outcome.responseHeaders,
       responseBody: outcome.responseBody,
     });
-    void flush();
+    flush();
     // The slot frees once the result is written (flush wakes the loop then).
   }
 
-  /** Writes the results gathered so far in one transaction; one flush at a time, the next takes what piled up meanwhile. */
-  function flush(): Promise<void> {
-    if (flushing) return flushing;
-    flushing = (async () => {
+  /**
+   * Writes the results gathered so far in one transaction. Postgres takes a few writers at
+   * once (their commits overlap); SQLite serializes writers anyway, so it gets one.
+   */
+  function flush(): void {
+    if (writers.size >= maxWriters || results.length === 0) return;
+    const write = (async () => {
+      // Let the results of attempts finishing in this same turn join the batch.
       await new Promise((resolve) => setImmediate(resolve));
-      while (results.length > 0) {
-        const batch = results;
-        results = [];
-        try {
-          await recordResults(db, owner, batch);
-        } catch (err) {
-          // Not written: the leases run out and the deliveries are sent again (at-least-once).
-          log.error({ err }, 'could not record delivery results');
-        } finally {
-          unwritten -= batch.length;
-        }
-        if (moreDue && freeSlots() >= batchMin) wake();
+      const batch = results;
+      results = [];
+      if (batch.length === 0) return;
+      try {
+        await recordResults(db, owner, batch);
+      } catch (err) {
+        // Not written: the leases run out and the deliveries are sent again (at-least-once).
+        log.error({ err }, 'could not record delivery results');
+      } finally {
+        unwritten -= batch.length;
       }
     })().finally(() => {
-      flushing = null;
-      if (results.length > 0) void flush();
+      writers.delete(write);
+      if (results.length > 0) flush();
       else wantTimer();
+      if (moreDue && freeSlots() >= batchMin) wake();
     });
-    return flushing;
+    writers.add(write);
   }
 
   /** Re-arms the timer soon, once for many requests (a result or a loop's end may have changed the next due time). */
@@ -222,7 +226,10 @@ export function createDispatcher(services: Services): Worker {
       // No new claims; attempts in flight finish and their results are written.
       await looping;
       await queue.onIdle();
-      while (flushing || results.length > 0) await flush();
+      while (writers.size > 0 || results.length > 0) {
+        flush();
+        await Promise.all(writers);
+      }
       await agent.close();
     },
   };
