@@ -2,72 +2,24 @@
 // repository served by `git daemon` on loopback, from the API call to the finished job,
 // as a ratio to `git clone --mirror` of the same source in the same run.
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/server.ts';
 import type { Bench } from './run.ts';
+import { COMMITS, freePort, generateRepository, median, timedGit } from './fixtures.ts';
 
-const COMMITS = 5000;
-const BLOB_BYTES = 10 * 1024; // random, so the pack stays ~50 MB
 const RUNS = 5;
 const TARGET = 1.2;
-
-function timedGit(args: string[], cwd: string, input?: (stdin: NodeJS.WritableStream) => void): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn('git', args, { cwd, env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' }, stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-2000)));
-    if (input) input(child.stdin);
-    else child.stdin.end();
-    child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`git ${args[0]}: ${stderr}`))));
-  });
-}
-
-/** A fast-import stream of COMMITS commits, each changing one of 50 files to fresh random bytes, with a tag every 500. */
-function generate(stdin: NodeJS.WritableStream) {
-  let i = 0;
-  const write = () => {
-    let ok = true;
-    while (i < COMMITS && ok) {
-      const blob = randomBytes(BLOB_BYTES);
-      const message = `commit ${i}\n`;
-      const head = `commit refs/heads/main\nmark :${i + 1}\ncommitter Bench <bench@example.com> ${1_700_000_000 + i} +0000\ndata ${message.length}\n${message}M 644 inline file-${i % 50}.bin\ndata ${blob.length}\n`;
-      const tail = i % 500 === 499 ? `\nreset refs/tags/v${i + 1}\nfrom :${i + 1}\n\n` : '\n';
-      ok = stdin.write(Buffer.concat([Buffer.from(head), blob, Buffer.from(tail)]));
-      i++;
-    }
-    if (i < COMMITS) stdin.once('drain', write);
-    else stdin.end();
-  };
-  write();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const bench: Bench = async (report) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-bench-import-'));
   const served = path.join(dir, 'served');
   fs.mkdirSync(served);
   const src = path.join(served, 'src.git');
-  await timedGit(['init', '-q', '--bare', src], dir);
-  await timedGit(['fast-import', '--quiet'], src, generate);
-  await timedGit(['repack', '-adq'], src);
-  const packBytes = fs.readdirSync(path.join(src, 'objects', 'pack')).reduce((n, f) => n + fs.statSync(path.join(src, 'objects', 'pack', f)).size, 0);
+  const packBytes = await generateRepository(src);
   const port = await freePort();
   // The daemon program itself, not the `git daemon` wrapper: killing the wrapper would orphan it.
   const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim();

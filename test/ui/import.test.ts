@@ -5,7 +5,7 @@ import path from 'node:path';
 import { gitClient } from '../helpers/git.ts';
 import { importRequest, importValuesFromForm } from '../../src/ui/pages/importForm.ts';
 import { openBrowser, screenshot, signIn, startUiWharf } from './browser.ts';
-import { startGitDaemon } from './daemon.ts';
+import { startGitDaemon } from '../helpers/daemon.ts';
 
 t.test('import from a git daemon source through the form, following the progress page to the new repository', async (t) => {
   const w = await startUiWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
@@ -30,7 +30,7 @@ t.test('import from a git daemon source through the form, following the progress
   t.ok(await page.isVisible('#path'), 'choosing GitHub shows owner/repository and token');
   t.notOk(await page.isVisible('#url'));
   await page.check('input[name=source][value=git]');
-  await page.fill('#url', `${daemon}/tool.git`);
+  await page.fill('#url', `${daemon.url('tool')}`);
   await page.selectOption('#org', 'demo');
   await page.check('input[name=visibility][value=public]');
   await screenshot(page, 'import-form');
@@ -48,11 +48,11 @@ t.test('import from a git daemon source through the form, following the progress
 
   // Form errors come back next to their fields: a name already taken (409), a bad owner/repository.
   await page.goto(`${w.url}/-/import`);
-  await page.fill('#url', `${daemon}/tool.git`);
+  await page.fill('#url', `${daemon.url('tool')}`);
   await page.fill('#name', 'tool');
   await page.click('button:has-text("Begin import")');
   t.match(await page.textContent('#name-error'), 'already exists');
-  t.equal(await page.inputValue('#url'), `${daemon}/tool.git`, 'the form keeps what was typed');
+  t.equal(await page.inputValue('#url'), `${daemon.url('tool')}`, 'the form keeps what was typed');
   await page.check('input[name=source][value=gitlab]');
   await page.fill('#path', 'no-slash-here');
   await page.click('button:has-text("Begin import")');
