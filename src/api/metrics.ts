@@ -60,8 +60,7 @@ export async function renderMetrics(services: Services): Promise<string> {
   LATENCY_BUCKETS.forEach((le, i) => lines.push(`wharf_delivery_attempt_seconds_bucket{le="${le}"} ${m.latencyBuckets[i]}`));
   lines.push(`wharf_delivery_attempt_seconds_bucket{le="+Inf"} ${m.latencyCount}`, `wharf_delivery_attempt_seconds_sum ${m.latencySum}`, `wharf_delivery_attempt_seconds_count ${m.latencyCount}`);
   lines.push('# HELP wharf_imports Repository imports, by status.', '# TYPE wharf_imports gauge');
-  // The import runner owns its table; count it only where it exists.
-  if (await db.schema.hasTable('imports')) for (const [status, n] of await groupCounts(db, 'imports')) lines.push(`wharf_imports{status="${label(status)}"} ${n}`);
+  for (const [status, n] of await groupCounts(db, 'import_jobs')) lines.push(`wharf_imports{status="${label(status)}"} ${n}`);
   lines.push('# HELP wharf_http_requests_total HTTP requests served by this process, by route and status.', '# TYPE wharf_http_requests_total counter');
   for (const [key, n] of countsOf(services)) lines.push(`wharf_http_requests_total{${key}} ${n}`);
   return `${lines.join('\n')}\n`;

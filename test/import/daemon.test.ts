@@ -25,6 +25,7 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
 
   const job = await waitForJob(w, created.body.id, { token });
   t.equal(job.status, 'succeeded', job.error);
+  t.match(await (await fetch(`${w.url}/metrics`)).text(), 'wharf_imports{status="succeeded"} 1', '/metrics counts the finished import');
   t.equal(job.error, null);
   t.match(job.finished_at, /^\d{4}-/);
   t.equal(job.repository.full_name, 'demo/copy');
