@@ -12,7 +12,12 @@ export function policyConnector(policy: HostPolicy, options: { localAddress?: st
   return (opts, callback) => {
     // SECURITY: the policy decides on the resolved address, never on the name alone.
     resolveAllowed(policy, opts.hostname).then(
-      ([address]) => base({ ...opts, hostname: address, servername: opts.servername ?? (literalAddress(opts.hostname) ? undefined : opts.hostname) }, callback),
+      ([address]) => {
+        // undici passes the Client's localAddress (null when unset) on every call; keep ours then.
+        const localAddress = opts.localAddress ?? options.localAddress;
+        const servername = opts.servername ?? (literalAddress(opts.hostname) ? undefined : opts.hostname);
+        base({ ...opts, localAddress, hostname: address, servername } as typeof opts, callback);
+      },
       (err) => callback(err, null),
     );
   };
