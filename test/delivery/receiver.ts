@@ -53,9 +53,7 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const hookId = Number(req.headers['x-service-hook-id']);
-      const secret = secrets.get(hookId);
       const sig = String(req.headers['x-service-signature'] ?? '');
-      const expected = secret === undefined ? '' : `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`;
       const r: Received = {
         headers: req.headers,
         body,
@@ -64,8 +62,16 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
         event: String(req.headers['x-service-event'] ?? ''),
         attempt: Number(req.headers['x-service-delivery-attempt']),
         hookId,
-        signatureOk: secret !== undefined && same(sig, expected),
-        standardOk: secret?.startsWith('whsec_') ? standardValid(secret, req.headers, body) : null,
+        // Checked when read, not on arrival: the ping sent on creation can arrive before
+        // the test has learned the secret from the 201 answer.
+        get signatureOk() {
+          const secret = secrets.get(hookId);
+          return secret !== undefined && same(sig, `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`);
+        },
+        get standardOk() {
+          const secret = secrets.get(hookId);
+          return secret?.startsWith('whsec_') ? standardValid(secret, req.headers, body) : null;
+        },
       };
       const index = received.length;
       received.push(r);
