@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { onSqlite, prepared } from './sqlite.ts';
 
 /** A claimed delivery: what an attempt needs, with `attempts` already counting this one. */
 export interface Claimed {
@@ -46,16 +47,15 @@ export async function claimDue(db: Db, options: { owner: string; limit: number; 
     );
     rows = result.rows;
   } else {
-    rows = await db.raw(
-      `UPDATE deliveries
+    // A prepared statement on the one connection (Knex would build and prepare it per call).
+    const sql = `UPDATE deliveries
           SET attempts = attempts + 1, lease_owner = ?, next_attempt_at = ?
         WHERE id IN (SELECT id FROM deliveries
                       WHERE status = 'pending' AND next_attempt_at <= ?${first}
                       ORDER BY next_attempt_at
                       LIMIT ?)
-    RETURNING ${RETURNING}`,
-      [owner, now + leaseMs, now, ...firstArgs, limit],
-    );
+    RETURNING ${RETURNING}`;
+    rows = await onSqlite(db, (conn) => prepared(conn, sql).all(owner, now + leaseMs, now, ...firstArgs, limit));
   }
   return rows.map((r) => ({
     id: Number(r.id),
