@@ -29,7 +29,8 @@ export async function initBareRepository(dir: string, defaultBranch: string): Pr
   await fs.mkdir(path.dirname(dir), { recursive: true });
   await fs.mkdir(dir); // throws EEXIST rather than adopting a stray directory
   try {
-    await git(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
+    // No template: its sample hooks would never run (hooks come from Wharf's own hooks path).
+    await git(['init', '--quiet', '--bare', '--template=', `--initial-branch=${defaultBranch}`, dir]);
     // A fresh config holds none of these keys, so they are appended in one write rather
     // than one `git config` process each (push to create waits for this).
     await fs.appendFile(path.join(dir, 'config'), configText(REPO_CONFIG));

@@ -41,8 +41,8 @@ function backendOptions(hooksDir: string): string[] {
  * Runs `git http-backend` as CGI for this request, streaming the request body to it and
  * its output to the client; nothing is buffered beyond the CGI header block. Resolves once
  * the response status and headers are set. `onExit` runs after the backend has exited
- * (whether the client stayed or not) and before the response ends, so a client sees its
- * push's consequences recorded when `git push` returns. A client that goes away kills
+ * (whether the client stayed or not) and before the response ends, so what a push must
+ * leave on disk is there when `git push` returns. A client that goes away kills
  * the backend's whole process group.
  */
 export function runHttpBackend(

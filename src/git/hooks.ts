@@ -1,23 +1,26 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { REFS_END } from './pushJournal.ts';
 
 /** The variable through which the smart-HTTP route tells the post-receive hook where to write. */
 export const PUSH_LOG_VARIABLE = 'WHARF_PUSH_LOG';
 
-/** One accepted ref update, as git reports it to post-receive. */
-export interface RefUpdate {
-  before: string;
-  after: string;
-  ref: string;
-}
-
-// git feeds post-receive one "old new ref" line per accepted update on stdin; the hook
-// only appends them to the file the route named, so the route reads exact updates.
+// git feeds post-receive one "old new ref" line per accepted update on stdin. The hook
+// writes them, a blank line, and every ref's value after the push closed by a "."
+// line, to a temporary file it then renames to the journal path the route named
+// (see pushJournal.ts): the route reads exact updates, and the push's events can be
+// built later as the repository was at this moment. Without the ref listing (git
+// could not list them) the events are built from the refs as they are then.
 const POST_RECEIVE = `#!/bin/sh
-# Written by Wharf at start; hand-edits are lost. Reports accepted ref updates.
+# Written by Wharf at start; hand-edits are lost. Journals accepted ref updates.
 [ -n "$${PUSH_LOG_VARIABLE}" ] || exit 0
-exec cat >> "$${PUSH_LOG_VARIABLE}"
+tmp="$${PUSH_LOG_VARIABLE}.tmp"
+{
+  cat
+  echo
+  git for-each-ref --format='%(objectname) %(refname)' && echo '${REFS_END}'
+} > "$tmp" && mv "$tmp" "$${PUSH_LOG_VARIABLE}"
 `;
 
 /**
@@ -33,14 +36,4 @@ export async function writeHooksDir(dataDir: string): Promise<string> {
   await fs.writeFile(tmp, POST_RECEIVE, { mode: 0o755 });
   await fs.rename(tmp, path.join(dir, 'post-receive'));
   return dir;
-}
-
-/** Parses post-receive lines ("old new ref"); ref names cannot contain spaces. */
-export function parsePushLog(text: string): RefUpdate[] {
-  const updates: RefUpdate[] = [];
-  for (const line of text.split('\n')) {
-    const m = /^([0-9a-f]{40,64}) ([0-9a-f]{40,64}) (\S+)$/.exec(line);
-    if (m) updates.push({ before: m[1], after: m[2], ref: m[3] });
-  }
-  return updates;
 }

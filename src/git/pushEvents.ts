@@ -4,7 +4,7 @@ import type { Repository } from '../domain/repos.ts';
 import { repositoryPayload, senderPayload } from '../events/common.ts';
 import type { NewEvent } from '../events/types.ts';
 import { repoDir } from './bare.ts';
-import type { RefUpdate } from './hooks.ts';
+import type { RefUpdate } from './pushJournal.ts';
 import { newCommits, readCommits, refValues, type CommitInfo, type NewCommits } from './objects.ts';
 import { gitEnv, SAFE_GIT_OPTIONS } from './run.ts';
 
@@ -52,10 +52,11 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /**
- * Builds one `push` event per ref update (SPEC §6). The updated refs' current values are
- * never read (their old values come from `updates`), so it may run just before or just
- * after the refs move. `commits` are those reachable from `after` and from no ref as it
- * was before the push; the new objects must already be in the repository. Git is run a fixed number of times whatever the number
+ * Builds one `push` event per ref update (SPEC §6). `commits` are those reachable from
+ * `after` and from no ref as it was before the push: the refs after the push (`refsAfter`,
+ * as the push journal recorded them, else today's) with each updated ref at its old value.
+ * The updated refs' values after the push are never read, so without `refsAfter` it may
+ * run just before or just after the refs move. The new objects must be in the repository. Git is run a fixed number of times whatever the number
  * of refs or commits: for-each-ref, cat-file, one rev-list, cat-file again; only a forced
  * check that the new history cannot answer costs a merge-base per ref.
  * Also used for pull-request merges.
@@ -65,13 +66,14 @@ export async function pushEventsFor(
   repo: Repository,
   sender: { id: number; login: string } | null,
   updates: RefUpdate[],
+  refsAfter?: Map<string, string>,
 ): Promise<NewEvent[]> {
   if (updates.length === 0) return [];
   const dir = repoDir(services.config.reposDir, repo.org, repo.name);
   const updated = new Set(updates.map((u) => u.ref));
   // The refs as they were before the push: today's values, with each updated ref at its old value.
   const live = updates.filter((u) => !isZero(u.after));
-  const [refs, heads] = await Promise.all([refValues(dir), readCommits(dir, [...new Set(live.map((u) => `${u.after}^{commit}`))])]);
+  const [refs, heads] = await Promise.all([refsAfter ?? refValues(dir), readCommits(dir, [...new Set(live.map((u) => `${u.after}^{commit}`))])]);
   const before = new Set<string>();
   for (const [ref, sha] of refs) if (!updated.has(ref)) before.add(sha);
   for (const u of updates) if (!isZero(u.before)) before.add(u.before);

@@ -2,70 +2,126 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parsePushLog, type RefUpdate } from './hooks.ts';
+
+/** One accepted ref update, as git reports it to post-receive. */
+export interface RefUpdate {
+  before: string;
+  after: string;
+  ref: string;
+}
 
 /**
- * One push on disk: `<id>.json` says who pushes to which repository and is written
- * before git runs; `<id>.log` is what the post-receive hook appends. Both are removed
- * once the push's events are in the outbox, so a pair left behind is a push whose
- * events a stopped process never recorded: the next start records them.
+ * The push journal: one file per landed push under `DATA_DIR/pushes`, written whole by
+ * the post-receive hook (under a temporary name, then renamed) and made durable by the
+ * route before the push's response ends. It holds the accepted ref updates and every
+ * ref's value just after them, so the push's events can be built later, exactly as they
+ * were at that moment, whatever other pushes did since. The push recorder removes a file
+ * once its events are in the outbox; a file still there at start is a push whose events
+ * a stopped process never recorded.
+ *
+ * The name says who pushed to which repository: `<ms>-<random>.r<repo>.u<user|x>.push`.
  */
 export interface PushEntry {
-  log: string;
-  meta: string;
+  file: string;
   repositoryId: number;
   senderId: number | null;
 }
 
-const journalDir = (dataDir: string) => path.join(dataDir, 'pushes');
-
-/** Writes a push's entry before git runs; its `log` is the path to give the hook. */
-export async function openPush(dataDir: string, repositoryId: number, senderId: number | null): Promise<PushEntry> {
-  const dir = journalDir(dataDir);
-  await fsp.mkdir(dir, { recursive: true });
-  const base = path.join(dir, `${Date.now()}-${randomBytes(8).toString('hex')}`);
-  const entry = { log: `${base}.log`, meta: `${base}.json`, repositoryId, senderId };
-  await fsp.writeFile(entry.meta, JSON.stringify({ repositoryId, senderId }));
-  return entry;
+/** A journaled push, as the hook wrote it. */
+export interface LandedPush extends PushEntry {
+  updates: RefUpdate[];
+  /** Every ref just after the push (name → object); undefined when the hook could not list them. */
+  refsAfter?: Map<string, string>;
 }
 
-/** The ref updates the hook logged for a push; none when nothing landed. */
-export async function readUpdates(entry: PushEntry): Promise<RefUpdate[]> {
+/** Marks the end of a complete ref listing in a journal file. */
+export const REFS_END = '.';
+
+const ENTRY_NAME = /^\d+-[0-9a-f]+\.r(\d+)\.u(\d+|x)\.push$/;
+
+export const journalDir = (dataDir: string) => path.join(dataDir, 'pushes');
+
+/** Creates the journal directory (once, at start). */
+export async function prepareJournal(dataDir: string): Promise<void> {
+  await fsp.mkdir(journalDir(dataDir), { recursive: true });
+}
+
+/** The journal file a push will have if anything lands: its path is given to the hook. Nothing is written yet. */
+export function newPushEntry(dataDir: string, repositoryId: number, senderId: number | null): PushEntry {
+  const name = `${Date.now()}-${randomBytes(8).toString('hex')}.r${repositoryId}.u${senderId ?? 'x'}.push`;
+  return { file: path.join(journalDir(dataDir), name), repositoryId, senderId };
+}
+
+/** Reads a push's journal file: its updates then, after a blank line, `<sha> <ref>` lines closed by REFS_END. */
+export async function readPush(entry: PushEntry): Promise<LandedPush | null> {
+  let text: string;
   try {
-    return parsePushLog(await fsp.readFile(entry.log, 'utf8'));
+    text = await fsp.readFile(entry.file, 'utf8');
   } catch (err: any) {
-    if (err?.code === 'ENOENT') return [];
+    if (err?.code === 'ENOENT') return null; // nothing landed
     throw err;
+  }
+  const split = text.indexOf('\n\n');
+  const updates = parsePushLog(split < 0 ? text : text.slice(0, split));
+  const listing = split < 0 ? [] : text.slice(split + 2).split('\n');
+  if (listing.at(-1) === '') listing.pop();
+  if (listing.at(-1) !== REFS_END) return { ...entry, updates };
+  const refsAfter = new Map<string, string>();
+  for (const line of listing.slice(0, -1)) {
+    const space = line.indexOf(' ');
+    if (space > 0) refsAfter.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return { ...entry, updates, refsAfter };
+}
+
+/** Flushes a journal file and its directory entry to disk, so the push survives a crash from here on. */
+export async function sealPush(entry: PushEntry): Promise<void> {
+  const file = await fsp.open(entry.file, 'r');
+  try {
+    await file.datasync();
+  } finally {
+    await file.close();
+  }
+  const dir = await fsp.open(path.dirname(entry.file), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }
 
-/** Removes a push's entry once its events are recorded (or it had none). */
-export async function closePush(entry: PushEntry): Promise<void> {
-  await fsp.rm(entry.log, { force: true });
-  await fsp.rm(entry.meta, { force: true });
+/** Removes a push's journal file once its events are recorded. */
+export async function removePush(entry: PushEntry): Promise<void> {
+  await fsp.rm(entry.file, { force: true });
 }
 
-/**
- * Entries left by a process that stopped mid-push. Read synchronously, at start and before
- * the server takes requests, so a push that is running now is never mistaken for one.
- */
-export function leftoverPushes(dataDir: string): PushEntry[] {
+/** The entry a journal file name describes, or null for anything else (a hook's temporary file). */
+export function entryFromPath(file: string): PushEntry | null {
+  const m = ENTRY_NAME.exec(path.basename(file));
+  if (!m) return null;
+  return { file, repositoryId: Number(m[1]), senderId: m[2] === 'x' ? null : Number(m[2]) };
+}
+
+/** Every complete journal file, oldest first. */
+export function journaledPushes(dataDir: string): PushEntry[] {
   let names: string[];
   try {
     names = fs.readdirSync(journalDir(dataDir));
   } catch {
     return [];
   }
-  const entries: PushEntry[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json'))) {
-    const meta = path.join(journalDir(dataDir), name);
-    try {
-      const { repositoryId, senderId } = JSON.parse(fs.readFileSync(meta, 'utf8'));
-      entries.push({ meta, log: meta.replace(/\.json$/, '.log'), repositoryId: Number(repositoryId), senderId: senderId === null ? null : Number(senderId) });
-    } catch {
-      // A meta file cut short by the crash: the push never reached git, so nothing was lost.
-      entries.push({ meta, log: meta.replace(/\.json$/, '.log'), repositoryId: 0, senderId: null });
-    }
+  return names
+    .sort()
+    .map((name) => entryFromPath(path.join(journalDir(dataDir), name)))
+    .filter((e): e is PushEntry => e !== null);
+}
+
+/** Parses post-receive lines ("old new ref"); ref names cannot contain spaces. */
+export function parsePushLog(text: string): RefUpdate[] {
+  const updates: RefUpdate[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([0-9a-f]{40,64}) ([0-9a-f]{40,64}) (\S+)$/.exec(line);
+    if (m) updates.push({ before: m[1], after: m[2], ref: m[3] });
   }
-  return entries;
+  return updates;
 }

@@ -4,10 +4,13 @@ import type { Services } from '../services.ts';
 import { notFound } from '../http/errors.ts';
 import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
-import { afterPush, recordLeftoverPushes } from './afterPush.ts';
+import { repoDir } from './bare.ts';
 import { runHttpBackend } from './cgi.ts';
+import { settleHead } from './head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
-import { closePush, leftoverPushes, openPush, readUpdates } from './pushJournal.ts';
+import { newPushEntry, prepareJournal, readPush, sealPush, type PushEntry } from './pushJournal.ts';
+import { PUSH_LANDED } from './pushRecorder.ts';
+import type { Repository } from '../domain/repos.ts';
 
 /** A request under a repository's Git path: `/<org>/<repo>[.git]/<rest>`. */
 export interface GitPath {
@@ -45,11 +48,9 @@ function gitService(ctx: Context, target: GitPath): { service: string; level: 'r
 
 /** The Koa mount for Git smart HTTP (through `git http-backend`) and the LFS API beneath it. */
 export function gitMount(app: Koa, services: Services): void {
-  // Written once at start; every backend run points core.hooksPath at it.
-  const hooksReady = writeHooksDir(services.config.dataDir);
+  // Written once at start; every backend run points core.hooksPath at it and journals into the push journal.
+  const hooksReady = Promise.all([writeHooksDir(services.config.dataDir), prepareJournal(services.config.dataDir)]).then(([dir]) => dir);
   hooksReady.catch((err) => services.log.error({ err }, 'could not write the git hooks directory'));
-  const leftovers = leftoverPushes(services.config.dataDir);
-  recordLeftoverPushes(services, leftovers).catch((err) => services.log.error({ err }, 'could not record the events of interrupted pushes'));
   const lfs = lfsRoutes(services);
   app.use(async function smartHttp(ctx: Context, next: Next) {
     const target = parseGitPath(ctx.path);
@@ -61,7 +62,7 @@ export function gitMount(app: Koa, services: Services): void {
     const creating = op.service === 'git-receive-pack';
     const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating });
     const user = ctx.state.user ?? null;
-    const push = ctx.method === 'POST' && creating ? await openPush(services.config.dataDir, repo.id, user?.id ?? null) : undefined;
+    const push = ctx.method === 'POST' && creating ? newPushEntry(services.config.dataDir, repo.id, user?.id ?? null) : undefined;
     const gitProtocol = ctx.get('git-protocol');
     const env: Record<string, string> = {
       GIT_PROJECT_ROOT: services.config.reposDir,
@@ -77,17 +78,30 @@ export function gitMount(app: Koa, services: Services): void {
     if (ctx.get('content-length')) env.CONTENT_LENGTH = ctx.get('content-length');
     if (ctx.get('content-encoding')) env.HTTP_CONTENT_ENCODING = ctx.get('content-encoding');
     if (/^[A-Za-z0-9=:.,_-]{1,256}$/.test(gitProtocol)) env.GIT_PROTOCOL = env.HTTP_GIT_PROTOCOL = gitProtocol;
-    if (push) env[PUSH_LOG_VARIABLE] = push.log;
+    if (push) env[PUSH_LOG_VARIABLE] = push.file;
     await runHttpBackend(ctx, {
       hooksDir: await hooksReady,
       env,
       log: services.log,
-      onExit: async () => {
-        if (!push) return;
-        // A failure here leaves the entry on disk: the next start records its events.
-        await afterPush(services, repo, user, await readUpdates(push));
-        await closePush(push);
-      },
+      onExit: () => (push ? landPush(services, repo, push) : Promise.resolve()),
     });
   });
+}
+
+/**
+ * What must be true before a push's response ends: its journal entry is on disk (so its
+ * events are recorded even after a crash) and, when branches came or went, HEAD names
+ * one that exists (so a clone right after a first push checks out). The push recorder
+ * then builds and records the events in the background.
+ */
+async function landPush(services: Services, repo: Repository, push: PushEntry): Promise<void> {
+  const landed = await readPush(push);
+  if (!landed) return; // nothing landed: the hook never ran
+  await sealPush(push);
+  const zero = (sha: string) => /^0+$/.test(sha);
+  if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (zero(u.before) || zero(u.after)))) {
+    // Before the signal: the recorder's payloads name the default branch settled here.
+    await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo, landed.refsAfter).catch((err) => services.log.error({ err }, 'could not settle HEAD after a push'));
+  }
+  services.signals.emit(PUSH_LANDED, push);
 }

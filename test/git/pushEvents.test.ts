@@ -1,9 +1,11 @@
 import t from 'tap';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { startServer } from '../../src/server.ts';
-import { openPush } from '../../src/git/pushJournal.ts';
+import { connect } from '../../src/db/connect.ts';
+import { journalDir, journaledPushes, newPushEntry, prepareJournal, readPush } from '../../src/git/pushJournal.ts';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
 
@@ -11,11 +13,13 @@ const ZERO = '0'.repeat(40);
 
 /** Push events recorded after event id `after`, payloads parsed. */
 async function eventsSince(w: TestWharf, after: number): Promise<any[]> {
+  await w.pushesRecorded();
   const rows = await w.running.services.db('events').where('id', '>', after).orderBy('id').select('id', 'type', 'ref', 'sender_id', 'payload');
   return rows.map((r: any) => ({ ...r, id: Number(r.id), payload: JSON.parse(r.payload) }));
 }
 
 async function lastEventId(w: TestWharf): Promise<number> {
+  await w.pushesRecorded();
   const row = await w.running.services.db('events').max('id as id').first();
   return Number(row?.id ?? 0);
 }
@@ -160,7 +164,7 @@ t.test('two pushes racing for one branch: one wins, the other is rejected cleanl
   t.same(events.map((e) => e.payload.after), [winner], 'only the accepted update is an event');
 });
 
-t.test('a push whose events a stopped process never recorded is recorded at the next start', async (t) => {
+t.test('a push whose events a stopped process never recorded is recorded at the next start, as the repository was then', async (t) => {
   const w = await startWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
   const repo = await buildRepo(w, 'acme', 'app');
@@ -169,29 +173,72 @@ t.test('a push whose events a stopped process never recorded is recorded at the 
   await g.ok(['init', '-q', work]);
   const c1 = await g.commit(work, 'one');
   await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
-  const c2 = await g.commit(work, 'two');
-  // What a crash leaves: git moved the ref and the hook logged it, but no event was written.
-  const entry = await openPush(w.config.dataDir, repo.id, ann.user.id);
-  await g.ok(['push', '-q', `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`, 'main'], { cwd: work });
-  fs.writeFileSync(entry.log, `${c1} ${c2} refs/heads/main\n`);
-  t.equal((await eventsSince(w, 0)).length, 1, 'only the first push was recorded');
+  t.equal((await eventsSince(w, 0)).length, 1, 'the first push is recorded');
   await w.stop();
+
+  // What a crash leaves: git moved main to c2 and the hook journaled it (with the refs
+  // after it), but no event was written. A later push, before the restart, made a branch at c2.
+  const c2 = await g.commit(work, 'two');
+  const bare = `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`;
+  await g.ok(['push', '-q', bare, 'main'], { cwd: work });
+  const entry = newPushEntry(w.config.dataDir, repo.id, ann.user.id);
+  fs.writeFileSync(entry.file, `${c1} ${c2} refs/heads/main\n\n${c2} refs/heads/main\n.\n`);
+  await g.ok(['push', '-q', bare, 'main:refs/heads/later'], { cwd: work });
 
   const again = await startServer({ ...w.config, port: 0 }, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
   try {
-    let events: any[] = [];
-    for (let i = 0; i < 100 && events.length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      events = (await again.services.db('events').orderBy('id').select('payload')).map((r: any) => ({ payload: JSON.parse(r.payload) }));
-    }
+    const journal = journalDir(w.config.dataDir);
+    for (let i = 0; i < 200 && fs.readdirSync(journal).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    t.same(fs.readdirSync(journal), [], 'the journal entry is removed once recorded');
+    const events = (await again.services.db('events').orderBy('id').select('payload')).map((r: any) => JSON.parse(r.payload));
     t.equal(events.length, 2, 'the interrupted push is recorded at start');
-    const last = events[1]?.payload;
-    t.same([last?.before, last?.after, last?.commits.map((c: any) => c.id), last?.sender.login], [c1, c2, [c2], 'ann']);
-    // The entry is removed just after its events commit, so wait for it (bounded) rather than race it.
-    const journal = path.join(w.config.dataDir, 'pushes');
-    for (let i = 0; i < 100 && fs.readdirSync(journal).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    t.same(fs.readdirSync(journal), [], 'and its journal entry removed');
+    const last = events[1];
+    t.same([last?.before, last?.after, last?.sender.login], [c1, c2, 'ann']);
+    t.same(last?.commits.map((c: any) => c.id), [c2], 'c2 is new: the branch made after the push does not hide it');
   } finally {
     await again.stop();
+  }
+});
+
+t.test('a journal entry reads back its updates and the refs after them', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-journal-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  await prepareJournal(dir);
+  const a = 'a'.repeat(40);
+  const b = 'b'.repeat(40);
+  const entry = newPushEntry(dir, 7, null);
+  t.equal(await readPush(entry), null, 'nothing landed: no entry');
+  fs.writeFileSync(entry.file, `${ZERO} ${a} refs/heads/main\n${a} ${b} refs/tags/v1\n\n${a} refs/heads/main\n${b} refs/tags/v1\n.\n`);
+  const landed = await readPush(entry);
+  t.same(landed?.updates, [{ before: ZERO, after: a, ref: 'refs/heads/main' }, { before: a, after: b, ref: 'refs/tags/v1' }]);
+  t.same([...landed!.refsAfter!], [['refs/heads/main', a], ['refs/tags/v1', b]]);
+  t.same(journaledPushes(dir).map((e) => [e.repositoryId, e.senderId]), [[7, null]], 'the name says whose push it is');
+
+  fs.writeFileSync(entry.file, `${ZERO} ${a} refs/heads/main\n\n${a} refs/heads/main\n`);
+  t.equal((await readPush(entry))?.refsAfter, undefined, 'a listing cut short is not used');
+  fs.writeFileSync(entry.file, `${a} ${ZERO} refs/heads/main\n\n.\n`);
+  t.same([...(await readPush(entry))!.refsAfter!], [], 'no refs left after the push');
+  fs.writeFileSync(`${entry.file}.tmp`, 'half');
+  t.equal(journaledPushes(dir).length, 1, "a hook's temporary file is not an entry");
+});
+
+t.test('a push returns before its events are built, and a stop right after it still records them, once', async (t) => {
+  const w = await startWharf(t);
+  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  await buildRepo(w, 'acme', 'app');
+  const g = gitClient(t);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', work]);
+  for (let i = 0; i < 20; i++) await g.commit(work, `c${i}`);
+  await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
+  await w.stop();
+  t.same(journaledPushes(w.config.dataDir), [], 'the stop waited for the push to be recorded');
+  const db = connect(w.database.url);
+  try {
+    const rows = await db('events').select('payload');
+    t.equal(rows.length, 1, 'one event');
+    t.equal(JSON.parse(rows[0]?.payload ?? '{}').commits?.length, 20, 'with every new commit');
+  } finally {
+    await db.destroy();
   }
 });

@@ -66,6 +66,7 @@ t.test('pushes without valid credentials, or by a non-member, write nothing', as
   t.equal((await postReceivePack(w, 'acme/nope', body)).status, 401, 'raw POST to a missing repository');
   t.equal(refsNow(), '', 'still no ref');
   t.throws(() => execFileSync('git', ['cat-file', '-e', sha], { cwd: bare, stdio: 'ignore' }), 'and not even the object');
+  await w.pushesRecorded();
   t.equal((await w.running.services.db('events').count('* as n').first())!.n, 0, 'no event');
 
   const allowed = await postReceivePack(w, 'acme/pub', body, basic(ann.token));
@@ -102,6 +103,7 @@ t.test('bad packs are refused and leave the refs unchanged', async (t) => {
   t.ok(answer.status < 500, `a corrupt pack is not a server error (${answer.status})`);
   t.notMatch(Buffer.from(await answer.arrayBuffer()).toString('latin1'), /unpack ok/, 'git reports the unpack failure');
   t.equal(await g.ok(['ls-remote', url]), before, 'refs unchanged');
+  await w.pushesRecorded();
   t.equal((await w.running.services.db('events').count('* as n').first())!.n, 1, 'only the first push raised an event');
 });
 

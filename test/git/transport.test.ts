@@ -48,6 +48,7 @@ t.test('a mirror push creates the repository with every ref; a clone brings it b
   t.equal(fsck.code, 0, 'fsck exits 0');
   t.equal(fsck.stdout + fsck.stderr.replace(/Checking.*\n?/g, ''), '', 'fsck is clean');
 
+  await w.pushesRecorded();
   const events = await w.running.services.db('events').where({ type: 'push' }).orderBy('id').select('ref');
   t.same(events.map((e: any) => e.ref).sort(), local.filter((l) => !l.endsWith('^{}')).map((l) => l.split(' ')[1]).sort(), 'one push event per ref');
 });
@@ -63,6 +64,7 @@ t.test('a first push of a master-only repository points HEAD and the default bra
   t.equal((await g.run(['push', url, 'master'], { cwd: src })).code, 0);
   t.match(await g.ok(['ls-remote', '--symref', url, 'HEAD']), /^ref: refs\/heads\/master\tHEAD/);
   t.equal((await w.api('GET', '/api/v1/repos/acme/old')).body.default_branch, 'master');
+  await w.pushesRecorded();
   const event = await w.running.services.db('events').first('payload');
   t.equal(JSON.parse(event.payload).repository.default_branch, 'master', 'the payload names the settled default branch');
 });
@@ -170,6 +172,7 @@ t.test("a repository's own hooks never run, whatever its config says; Wharf's po
   const bare = path.join(w.config.reposDir, 'acme', 'hooked.git');
   const marker = path.join(w.dir, 'hook-ran');
   const evil = `#!/bin/sh\necho ran >> ${marker}\nexit 1\n`;
+  fs.mkdirSync(path.join(bare, 'hooks'), { recursive: true });
   for (const hook of ['pre-receive', 'update', 'post-receive', 'post-update', 'reference-transaction']) fs.writeFileSync(path.join(bare, 'hooks', hook), evil, { mode: 0o755 });
   const own = path.join(w.dir, 'own-hooks');
   fs.mkdirSync(own);
@@ -182,6 +185,7 @@ t.test("a repository's own hooks never run, whatever its config says; Wharf's po
   const push = await g.run(['push', repoUrl(w, 'acme/hooked', token), 'main'], { cwd: src });
   t.equal(push.code, 0, 'the push is accepted although the planted hooks would refuse it');
   t.notOk(fs.existsSync(marker), 'no planted hook ran');
+  await w.pushesRecorded();
   const events = await w.running.services.db('events').where({ repository_id: repo.id }).select('ref');
   t.same(events.map((e: any) => e.ref), ['refs/heads/main'], "Wharf's post-receive reported the update");
 });

@@ -15,6 +15,7 @@ export function isError(t: Test, answer: ApiAnswer, status: number, code: string
 
 /** Every event of a repository in the outbox, oldest first, payload parsed. */
 export async function eventsOf(w: TestWharf, repo: Repository) {
+  await w.pushesRecorded();
   const rows = await w.running.services.db('events').where('repository_id', repo.id).orderBy('id');
   return rows.map((r: any) => ({ type: r.type, action: r.action, ref: r.ref, sender_id: r.sender_id, payload: JSON.parse(r.payload) }));
 }
