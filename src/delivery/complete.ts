@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/connect.ts';
 import type { DeliveryStatus } from '../webhooks/model.ts';
 import { isPostgres } from '../db/connect.ts';
+import { preparedQuery } from './postgres.ts';
 import { onSqlite, prepared, type SqliteConnection } from './sqlite.ts';
 
 /** The outcome of one attempt, ready to be written. */
@@ -22,7 +23,7 @@ export interface AttemptResult {
 
 /**
  * Writes attempt results in batches (SQLite: one transaction, a hundred to a statement;
- * Postgres: one statement per 300 that updates and inserts together). A result is written only while this
+ * Postgres: one prepared statement per 500 that updates and inserts together). A result is written only while this
  * process still holds the delivery's lease for that attempt (lease_owner and attempts
  * match): a process may only finish or reschedule what it claimed.
  *
@@ -58,44 +59,59 @@ export async function recordResults(db: Db, owner: string, results: AttemptResul
   );
 }
 
-/** 15 parameters a row: 300 rows stay far below Postgres's 65,535 bindings. */
-const PG_CHUNK = 300;
-
-const PG_CASTS = ['bigint', 'integer', 'text', 'bigint', 'integer', 'text', 'integer', 'bigint', 'bigint', 'bigint', 'text', 'text', 'text'];
+/** Rows per Postgres statement. */
+const PG_CHUNK = 500;
 
 /**
- * Postgres: the lease-checked UPDATE and the INSERT of the attempt rows of exactly the rows it
- * updated, in ONE statement (data-modifying CTE), so both commit or neither does.
+ * Postgres: the lease-checked UPDATE and the INSERT of the attempt rows of exactly the rows
+ * it updated, in ONE statement (data-modifying CTE), so both commit or neither does. The
+ * rows travel as one array per column (unnest), so the text never changes with the batch
+ * size and the statement is prepared once per connection.
  */
-async function writeChunkPostgres(db: Db, owner: string, chunk: AttemptResult[]): Promise<number> {
-  const v = values(
-    chunk.map((r) => [r.deliveryId, r.attempt, r.status, r.nextAttemptAt, r.statusCode, r.error, r.durationMs, r.startedAt, r.status === 'pending' ? null : r.endedAt, r.startedAt, JSON.stringify(r.requestHeaders), r.responseHeaders ? JSON.stringify(r.responseHeaders) : null, r.responseBody]),
-    PG_CASTS,
-  );
-  const result = await db.raw(
-    `WITH v AS (${v.sql}),
-     updated AS (
-       UPDATE deliveries
-          SET status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
-              error = v.column6, duration_ms = v.column7, last_attempt_at = v.column8, finished_at = v.column9
-         FROM v
-        WHERE deliveries.id = v.column1 AND deliveries.attempts = v.column2
-          AND deliveries.lease_owner = ? AND deliveries.status = 'pending'
+const WRITE_POSTGRES = `
+  WITH v AS (
+    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::bigint[], $5::integer[], $6::text[], $7::integer[],
+                         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[])
+        AS v(id, attempt, status, next_attempt_at, status_code, error, duration_ms, started_at, finished_at,
+             request_headers, response_headers, response_body)),
+  updated AS (
+    UPDATE deliveries
+       SET status = v.status, next_attempt_at = v.next_attempt_at, lease_owner = NULL, status_code = v.status_code,
+           error = v.error, duration_ms = v.duration_ms, last_attempt_at = v.started_at, finished_at = v.finished_at
+      FROM v
+     WHERE deliveries.id = v.id AND deliveries.attempts = v.attempt
+       AND deliveries.lease_owner = $13 AND deliveries.status = 'pending'
     RETURNING deliveries.id)
-     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body)
-     SELECT v.column1, v.column2, v.column10, v.column7, v.column5, v.column6, v.column11, v.column12, v.column13
-       FROM v JOIN updated ON updated.id = v.column1`,
-    [...v.bindings, owner],
-  );
-  return result.rowCount ?? 0;
+  INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body)
+  SELECT v.id, v.attempt, v.started_at, v.duration_ms, v.status_code, v.error, v.request_headers, v.response_headers, v.response_body
+    FROM v JOIN updated ON updated.id = v.id`;
+
+async function writeChunkPostgres(db: Db, owner: string, chunk: AttemptResult[]): Promise<number> {
+  const column = <T>(pick: (r: AttemptResult) => T) => chunk.map(pick);
+  const result = await preparedQuery(db, 'wharf_write_results', WRITE_POSTGRES, [
+    column((r) => r.deliveryId),
+    column((r) => r.attempt),
+    column((r) => r.status),
+    column((r) => r.nextAttemptAt),
+    column((r) => r.statusCode),
+    column((r) => r.error),
+    column((r) => r.durationMs),
+    column((r) => r.startedAt),
+    column((r) => (r.status === 'pending' ? null : r.endedAt)),
+    column((r) => JSON.stringify(r.requestHeaders)),
+    column((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
+    column((r) => r.responseBody),
+    owner,
+  ]);
+  return result.rowCount;
 }
 
 const CHUNK = 100;
 
 /**
- * Multi-row VALUES, written by hand: Knex renders SQLite multi-row inserts as a chain of
- * SELECT … UNION ALL, which costs far more to prepare. The first row carries the casts
- * Postgres needs to type the parameters of every row; SQLite takes them as they are.
+ * Multi-row VALUES for SQLite, written by hand: Knex renders SQLite multi-row inserts as
+ * a chain of SELECT … UNION ALL, which costs far more to prepare. (The casts of the first
+ * row are harmless there.)
  */
 function values(rows: Knex.Value[][], casts: string[]): { sql: string; bindings: Knex.Value[] } {
   const first = `(${casts.map((c) => `CAST(? AS ${c})`).join(', ')})`;

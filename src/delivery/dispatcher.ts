@@ -4,7 +4,6 @@ import PQueue from 'p-queue';
 import type { Services } from '../services.ts';
 import type { Worker } from '../server.ts';
 import { isPostgres } from '../db/connect.ts';
-import { loadClaimed, type Loaded } from './load.ts';
 import { claimDue, type Claimed } from './claim.ts';
 import { recordResults, type AttemptResult } from './complete.ts';
 import { nextDueAt } from './nextDue.ts';
@@ -30,9 +29,10 @@ export function createDispatcher(services: Services): Worker {
   const { db, config, log } = services;
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const concurrency = config.webhookConcurrency;
-  // Covers one attempt (at most WEBHOOK_TIMEOUT: only free slots are claimed, so nothing
-  // waits in the queue) and the batched result write right after it.
-  const leaseMs = config.webhookTimeoutMs + 5_000;
+  // Claims run one batch ahead of the free slots (see freeSlots), so a claimed delivery
+  // waits in the queue for at most one attempt ahead of it (each at most WEBHOOK_TIMEOUT),
+  // then makes its own; the lease covers both and the result write right after.
+  const leaseMs = 2 * config.webhookTimeoutMs + 5_000;
   const metrics = deliveryMetrics(services);
   const queue = new PQueue({ concurrency });
   const agent = deliveryAgent(config);
@@ -49,12 +49,18 @@ export function createDispatcher(services: Services): Worker {
   // True while the last claim filled every free slot: more work is probably due.
   let moreDue = false;
   let timerWanted: NodeJS.Timeout | undefined;
-  // Claim in batches: a finished attempt only triggers a claim once this many slots are free.
-  const batchMin = Math.max(1, Math.floor(concurrency / 4));
-  // Results not yet written hold their slot too: if the writer falls behind, claiming stops
-  // rather than letting leases run out on deliveries that were in fact sent.
+  // Claim in batches: finished attempts only trigger a claim once this many places are free.
+  const batchMin = Math.max(1, Math.floor(concurrency / 2));
+  // Places for new claims. Up to WEBHOOK_CONCURRENCY attempts run (p-queue) and up to as
+  // many claimed deliveries wait behind them, so the next attempt never waits for a claim's
+  // round trip and claims come in big batches (one statement, one commit, per batch). A
+  // finished attempt frees its place at once, before its result is written, so the next
+  // one starts while the write is on its way. Results not yet written are bounded all the
+  // same: if the writer falls behind, claiming stops rather than letting leases run out on
+  // deliveries that were in fact sent.
   let unwritten = 0;
-  const freeSlots = () => concurrency - queue.size - queue.pending - unwritten;
+  const maxUnwritten = concurrency * 4;
+  const freeSlots = () => Math.min(2 * concurrency, maxUnwritten - unwritten) - queue.size - queue.pending;
   const announce = postgres ? announcer(db, log) : () => {};
 
   const wake = () => {
@@ -78,28 +84,19 @@ export function createDispatcher(services: Services): Worker {
         if (free <= 0 || (free < batchMin && queue.pending > 0)) break;
         const claimed = await claimDue(db, { owner, limit: free, now: Date.now(), leaseMs, firstDelayMs: config.webhookRetrySchedule[0] });
         moreDue = claimed.length === free;
-        if (claimed.length > 0) await enqueue(claimed);
+        for (const c of claimed) void queue.add(() => attempt(c));
         if (!moreDue) break;
       }
     } while (again && !stopping);
   }
 
-  async function enqueue(claimed: Claimed[]) {
-    const loaded = await loadClaimed(db, claimed);
-    for (const c of claimed) {
-      const l = loaded.get(c.id);
-      // A webhook deleted since the claim: its row went with it, nothing to send.
-      if (l) void queue.add(() => attempt(c, l));
-    }
-  }
-
-  async function attempt(c: Claimed, hook: Loaded) {
-    const body = Buffer.from(hook.body, 'utf8');
+  async function attempt(c: Claimed) {
+    const body = Buffer.from(c.body, 'utf8');
     metrics.inFlight += 1;
-    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: hook.hookId, secret: hook.secret, body, now: Date.now() });
+    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: c.hookId, secret: c.secret, body, now: Date.now() });
     let outcome: Outcome;
     try {
-      outcome = await sendAttempt(agent, hook.url, headers, body, config.webhookTimeoutMs);
+      outcome = await sendAttempt(agent, c.url, headers, body, config.webhookTimeoutMs);
     } finally {
       metrics.inFlight -= 1;
     }
@@ -115,7 +112,7 @@ export function createDispatcher(services: Services): Worker {
     metrics.observe(ok ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
     // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
     log.info(
-      { delivery_id: c.id, guid: c.guid, webhook_id: hook.hookId, event: c.event, attempt: c.attempts, target: origin(hook.url), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
+      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempts, target: origin(c.url), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
       'delivery attempt',
     );
     unwritten += 1;
@@ -134,7 +131,7 @@ export function createDispatcher(services: Services): Worker {
       responseBody: outcome.responseBody,
     });
     flush();
-    // The slot frees once the result is written (flush wakes the loop then).
+    // The slot frees as this returns: the queue's 'next' event claims more when a batch's worth is free.
   }
 
   /**
@@ -209,6 +206,9 @@ export function createDispatcher(services: Services): Worker {
       services.signals.on('deliveries', onLocalWork);
       // The last slot freed: nothing in flight to trigger the next claim, so look now.
       queue.on('idle', () => (moreDue ? wake() : wantTimer()));
+      queue.on('next', () => {
+        if (moreDue && freeSlots() >= batchMin) wake();
+      });
       if (postgres) listener = listenForDeliveries(config.databaseUrl, wake, log);
       pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
       pruneTimer.unref();

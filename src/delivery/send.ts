@@ -59,7 +59,8 @@ export async function sendAttempt(agent: Dispatcher, url: string, headers: Recor
         break;
       }
     }
-    const text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8');
+    // Kept as text: a NUL (which Postgres text cannot hold) becomes U+FFFD, like any byte that is not UTF-8.
+    const text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8').replaceAll('\0', '\uFFFD');
     return done({ statusCode: res.statusCode, error: null, responseHeaders: flatHeaders(res.headers), responseBody: text });
   } catch (err) {
     return done({ statusCode: null, error: signal.aborted ? 'timeout' : errorText(err), responseHeaders: null, responseBody: null });

@@ -131,3 +131,15 @@ t.test('retry is 409 while pending; deleting a webhook cancels its pending deliv
   const left = await w.running.services.db('deliveries').where('webhook_id', hook.id).count({ n: '*' });
   t.equal(Number(left[0].n), 0, 'no delivery of the deleted webhook remains to be sent');
 });
+
+t.test('a response body with NUL bytes is recorded (as U+FFFD) and the delivery succeeds', async (t) => {
+  const w = await startWharf(t, { env });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const rx = await startReceiver(t, () => ({ status: 200, body: 'ok\0binary\0' }));
+  const hook = await buildWebhook(w, repo, rx);
+  await raise(w, repo, [{ type: 'push' }]);
+  const d = await finished(w, hook.id, (await waitFor('push delivery', () => pushDelivery(w, hook.id))).id);
+  t.match(d, { status: 'success', attempts: 1 });
+  t.equal(d.response.body, 'ok\uFFFDbinary\uFFFD');
+  t.equal(rx.received.filter((r) => r.event === 'push').length, 1, 'sent once: the result was written');
+});
