@@ -3,8 +3,8 @@
 //     undici POSTs of the same bodies to the same receiver in the same run (SQLite; Postgres
 //     too when BENCH_DATABASE_URL or TEST_DATABASE_URL names a server);
 //  2. push → delivery latency, p50 and p99, over real `git push`es: from the moment Wharf
-//     recorded the push event (its outbox row, written when git's post-receive finished)
-//     to the moment the receiver has the signed delivery;
+//     recorded the push event (its outbox row, written by the push recorder just after the
+//     push returns) to the moment the receiver has the signed delivery;
 //  3. the RSS of a `wharf serve` process with 100,000 deliveries pending.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -200,7 +200,7 @@ export async function latency(report: (f: Figure) => void) {
     }
     const p50 = percentile(samples, 50);
     const p99 = percentile(samples, 99);
-    const note = 'from the recorded push event (outbox row written when the push is received) to arrival at the receiver; real git pushes over smart HTTP';
+    const note = 'from the recorded push event (outbox row, written just after the push returns) to arrival at the receiver; real git pushes over smart HTTP';
     report({ figure: 'push_to_delivery_latency_p50', value: p50, unit: 'ms', target: '≤ 25 ms', met: p50 <= 25, pushes: PUSHES, note, git_push_start_to_arrival_p50_ms: percentile(withClient, 50) });
     report({ figure: 'push_to_delivery_latency_p99', value: p99, unit: 'ms', target: '≤ 100 ms', met: p99 <= 100, pushes: PUSHES, note, git_push_start_to_arrival_p99_ms: percentile(withClient, 99) });
   } finally {
