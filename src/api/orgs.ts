@@ -27,7 +27,10 @@ const parseNewRepo = compile({
     name,
     visibility: { type: 'string', enum: VISIBILITIES, default: 'private' },
     description: { type: 'string', maxLength: 1000 },
-    default_branch: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!-)(?!.*\\.\\.)[A-Za-z0-9._/-]+$' },
+    // git's branch name rules (check-ref-format) within a safe alphabet: no leading '-', no
+    // '..' or '//', no leading, trailing or repeated '/', no component starting with '.'
+    // or ending with '.lock', no trailing '.'.
+    default_branch: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$' },
   },
 } as const);
 

@@ -129,3 +129,16 @@ t.test('the database can be reopened and migrated twice', async (t) => {
   await db.migrate.latest();
   t.equal((await db('users').count('* as n'))[0].n, 1);
 });
+
+t.test("a repository's default branch follows git's branch name rules; dotted and nested names work", async (t) => {
+  const w = await startWharf(t);
+  await w.api('POST', '/api/v1/orgs', { body: { name: 'acme' } });
+  for (const bad of ['x.lock', 'a//b', '/a', 'a/', '.hidden', 'a/.b', 'a..b', 'a.', '-a', 'a b'])
+    isError(t, await w.api('POST', '/api/v1/orgs/acme/repos', { body: { name: `bad-${bad.length}`, default_branch: bad } }), 422, 'validation_failed');
+  for (const [name, branch] of [['dotted', 'release-1.0'], ['nested', 'team/dev']]) {
+    const made = await w.api('POST', '/api/v1/orgs/acme/repos', { body: { name, default_branch: branch } });
+    t.equal(made.status, 201, `default branch ${branch}`);
+    const head = (await import('node:fs')).readFileSync(`${w.config.reposDir}/acme/${name}.git/HEAD`, 'utf8');
+    t.equal(head, `ref: refs/heads/${branch}\n`, `HEAD names ${branch}`);
+  }
+});
