@@ -40,14 +40,15 @@ function backendOptions(hooksDir: string): string[] {
 /**
  * Runs `git http-backend` as CGI for this request, streaming the request body to it and
  * its output to the client; nothing is buffered beyond the CGI header block. Resolves once
- * the response status and headers are set. `onExit` runs after the backend has exited
+ * the response status and headers are set. `body`, when given, is the request body already
+ * read, sent to the backend instead of the request stream. `onExit` runs after the backend has exited
  * (whether the client stayed or not) and before the response ends, so what a push must
  * leave on disk is there when `git push` returns. A client that goes away kills
  * the backend's whole process group.
  */
 export function runHttpBackend(
   ctx: Context,
-  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void> },
+  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void>; body?: Buffer },
 ): Promise<void> {
   const child = spawn('git', [...backendOptions(options.hooksDir), 'http-backend'], {
     env: gitEnv(options.env),
@@ -68,7 +69,9 @@ export function runHttpBackend(
   });
   ctx.req.on('error', kill);
   child.stdin.on('error', () => {}); // the backend may stop reading early; its exit status tells why
-  ctx.req.pipe(child.stdin);
+  // A body already read (a short request) is written as it is; otherwise it streams through.
+  if (options.body) child.stdin.end(options.body);
+  else ctx.req.pipe(child.stdin);
 
   let stderr = '';
   child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-4096)));

@@ -62,6 +62,8 @@ export function gitMount(app: Koa, services: Services): void {
     const creating = op.service === 'git-receive-pack';
     const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating });
     const user = ctx.state.user ?? null;
+    const short = ctx.method === 'POST' ? await readShortBody(ctx) : undefined;
+    if (creating && short?.equals(FLUSH_PKT) && ctx.get('content-type') === 'application/x-git-receive-pack-request') return answerProbe(ctx);
     const push = ctx.method === 'POST' && creating ? newPushEntry(services.config.dataDir, repo.id, user?.id ?? null) : undefined;
     const gitProtocol = ctx.get('git-protocol');
     const env: Record<string, string> = {
@@ -84,8 +86,33 @@ export function gitMount(app: Koa, services: Services): void {
       env,
       log: services.log,
       onExit: () => (push ? landPush(services, repo, push) : Promise.resolve()),
+      body: short,
     });
   });
+}
+
+/** A lone flush packet: a request with nothing in it. */
+const FLUSH_PKT = Buffer.from('0000');
+
+/** The body of a request that declares at most 4 bytes (and no encoding), read whole; undefined for any other. */
+async function readShortBody(ctx: Context): Promise<Buffer | undefined> {
+  const length = ctx.get('content-length');
+  if (!/^[0-4]$/.test(length) || ctx.get('content-encoding')) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Answers git's probe: before streaming a push too big to resend (over http.postBuffer),
+ * git POSTs a lone flush packet to check its credentials. It asks for nothing, so it is
+ * answered here, as the backend would answer it (200, the result type, no body), without
+ * starting the backend for it. The credentials were checked already.
+ */
+function answerProbe(ctx: Context): void {
+  ctx.status = 200;
+  ctx.set({ 'Content-Type': 'application/x-git-receive-pack-result', Expires: 'Fri, 01 Jan 1980 00:00:00 GMT', Pragma: 'no-cache', 'Cache-Control': 'no-cache, max-age=0, must-revalidate' });
+  ctx.body = '';
 }
 
 /**

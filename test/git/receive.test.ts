@@ -183,3 +183,22 @@ t.test('a request body git cannot read is a 400, never a 200 with nothing in it'
   t.equal(await empty.text(), '');
   t.equal(execFileSync('git', ['for-each-ref'], { cwd: path.join(w.config.reposDir, 'acme', 'pub.git') }).toString(), '', 'no ref written');
 });
+
+t.test("git's credential probe (a lone flush packet) is answered as the backend would, and other short bodies still reach git", async (t) => {
+  const w = await startWharf(t);
+  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  await buildRepo(w, 'acme', 'app');
+  const probe = await postReceivePack(w, 'acme/app', Buffer.from('0000'), basic(ann.token));
+  t.equal(probe.status, 200, 'the probe passes with credentials');
+  t.equal(probe.headers.get('content-type'), 'application/x-git-receive-pack-result');
+  t.equal(probe.headers.get('cache-control'), 'no-cache, max-age=0, must-revalidate');
+  t.equal(await probe.text(), '', 'and carries nothing');
+  t.equal((await postReceivePack(w, 'acme/app', Buffer.from('0000'))).status, 401, 'without credentials it is challenged');
+  t.equal((await postReceivePack(w, 'acme/app', Buffer.from('0000'), basic('wharf_not_a_token'))).status, 401, 'bad credentials fail it');
+  const wrongType = await fetch(`${w.url}/acme/app.git/git-receive-pack`, { method: 'POST', headers: { authorization: basic(ann.token), 'content-type': 'text/plain' }, body: '0000' });
+  t.equal(wrongType.status, 415, 'a wrong content type is still refused by git');
+  t.equal((await postReceivePack(w, 'acme/app', Buffer.from('00zz'), basic(ann.token))).status, 400, 'a short body that is not a flush goes to git, which refuses it');
+  await w.pushesRecorded();
+  t.equal((await w.running.services.db('events').count('* as n').first())!.n, 0, 'no event');
+  t.equal(execFileSync('git', ['for-each-ref'], { cwd: path.join(w.config.reposDir, 'acme', 'app.git') }).toString(), '', 'no ref written');
+});
