@@ -54,7 +54,28 @@ export async function initBareRepository(dir: string, defaultBranch: string): Pr
   }
 }
 
-/** Applies Wharf's settings to an existing bare repository (also used after an import moves one in). */
+/**
+ * Applies Wharf's settings to an existing bare repository (an import, once it is moved
+ * in). One git reads which of them are set; the missing ones, the usual case, are
+ * appended in one write, and only a setting present with another value costs a
+ * `git config` of its own.
+ */
 export async function configureRepository(dir: string): Promise<void> {
-  for (const [key, value] of REPO_CONFIG) await git(['config', key, value], { cwd: dir });
+  // git lists keys with their section and name in lower case.
+  const pattern = `^(${REPO_CONFIG.map(([key]) => key.toLowerCase().replace('.', '\\.')).join('|')})$`;
+  const out = await git(['config', '--local', '--get-regexp', pattern], { cwd: dir }).catch((err) => {
+    if (err?.exitCode === 1) return ''; // none of them set
+    throw err;
+  });
+  const current = new Map<string, string>();
+  for (const line of out.split('\n').filter(Boolean)) {
+    const space = line.indexOf(' ');
+    current.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
+  }
+  const missing = REPO_CONFIG.filter(([key]) => !current.has(key.toLowerCase()));
+  if (missing.length > 0) await fs.appendFile(path.join(dir, 'config'), configText(missing));
+  for (const [key, value] of REPO_CONFIG) {
+    const was = current.get(key.toLowerCase());
+    if (was !== undefined && was !== value) await git(['config', key, value], { cwd: dir });
+  }
 }
