@@ -14,7 +14,8 @@ export const ZERO_ID = '0000000000000000000000000000000000000000';
 /** At most this many commits are listed per push event (SPEC §6). */
 export const MAX_COMMITS = 2048;
 
-const isZero = (sha: string) => /^0+$/.test(sha);
+/** True for the all-zero id: a ref created (before) or deleted (after). */
+export const isZero = (sha: string) => /^0+$/.test(sha);
 
 /** What one ref update reaches among the new commits: indexes, oldest first. */
 function reach(graph: NewCommits, start: number, stamp: Uint32Array, generation: number): Int32Array {

@@ -9,6 +9,7 @@ import { runHttpBackend } from './cgi.ts';
 import { settleHead } from './head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
 import { newPushEntry, prepareJournal, readPush, sealPush, type PushEntry } from './pushJournal.ts';
+import { isZero } from './pushEvents.ts';
 import { PUSH_LANDED } from './pushRecorder.ts';
 import type { Repository } from '../domain/repos.ts';
 
@@ -125,8 +126,7 @@ async function landPush(services: Services, repo: Repository, push: PushEntry): 
   const landed = await readPush(push);
   if (!landed) return; // nothing landed: the hook never ran
   await sealPush(push);
-  const zero = (sha: string) => /^0+$/.test(sha);
-  if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (zero(u.before) || zero(u.after)))) {
+  if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (isZero(u.before) || isZero(u.after)))) {
     // Before the signal: the recorder's payloads name the default branch settled here.
     await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo, landed.refsAfter).catch((err) => services.log.error({ err }, 'could not settle HEAD after a push'));
   }
