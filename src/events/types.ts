@@ -14,4 +14,9 @@ export interface NewEvent {
   senderId: number | null;
   /** The whole payload; serialized once, here, and never again. */
   payload: Record<string, unknown>;
+  /**
+   * When it happened, for an event recorded after the fact (a push, recorded just after
+   * it landed): only webhooks that existed by then are sent it. Unset means now.
+   */
+  occurredAt?: number;
 }

@@ -32,6 +32,8 @@ export interface LandedPush extends PushEntry {
   updates: RefUpdate[];
   /** Every ref just after the push (name → object); undefined when the hook could not list them. */
   refsAfter?: Map<string, string>;
+  /** When the push landed: the time the hook wrote the entry. */
+  landedAt: number;
 }
 
 /** Marks the end of a complete ref listing in a journal file. */
@@ -55,8 +57,10 @@ export function newPushEntry(dataDir: string, repositoryId: number, senderId: nu
 /** Reads a push's journal file: its updates then, after a blank line, `<sha> <ref>` lines closed by REFS_END. */
 export async function readPush(entry: PushEntry): Promise<LandedPush | null> {
   let text: string;
+  let landedAt: number;
   try {
     text = await fsp.readFile(entry.file, 'utf8');
+    landedAt = Math.floor((await fsp.stat(entry.file)).mtimeMs);
   } catch (err: any) {
     if (err?.code === 'ENOENT') return null; // nothing landed
     throw err;
@@ -65,13 +69,13 @@ export async function readPush(entry: PushEntry): Promise<LandedPush | null> {
   const updates = parsePushLog(split < 0 ? text : text.slice(0, split));
   const listing = split < 0 ? [] : text.slice(split + 2).split('\n');
   if (listing.at(-1) === '') listing.pop();
-  if (listing.at(-1) !== REFS_END) return { ...entry, updates };
+  if (listing.at(-1) !== REFS_END) return { ...entry, updates, landedAt };
   const refsAfter = new Map<string, string>();
   for (const line of listing.slice(0, -1)) {
     const space = line.indexOf(' ');
     if (space > 0) refsAfter.set(line.slice(space + 1), line.slice(0, space));
   }
-  return { ...entry, updates, refsAfter };
+  return { ...entry, updates, refsAfter, landedAt };
 }
 
 /** Flushes a journal file and its directory entry to disk, so the push survives a crash from here on. */

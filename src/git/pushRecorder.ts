@@ -34,7 +34,7 @@ async function recordPush(services: Services, entry: PushEntry): Promise<void> {
     const started = performance.now();
     const row = entry.senderId === null ? undefined : await services.db('users').where('id', entry.senderId).first('id', 'login');
     const sender = row ? { id: Number(row.id), login: String(row.login) } : null;
-    const events = await pushEventsFor(services, repo, sender, landed.updates, landed.refsAfter);
+    const events = (await pushEventsFor(services, repo, sender, landed.updates, landed.refsAfter)).map((e) => ({ ...e, occurredAt: landed.landedAt }));
     const built = performance.now();
     await services.db.transaction((trx) => recordEvents(trx, events));
     services.log.info(

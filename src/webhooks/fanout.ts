@@ -23,6 +23,8 @@ export async function fanOut(trx: Knex | Knex.Transaction, events: NewEvent[], e
   events.forEach((event, i) => {
     for (const hook of hooks.get(event.repositoryId) ?? []) {
       if (!webhookWants(hook, event)) continue;
+      // A webhook added after the event happened (while a push was being recorded) does not get it.
+      if (event.occurredAt !== undefined && hook.created_at > event.occurredAt) continue;
       rows.push({
         webhook_id: hook.id,
         event_id: eventIds[i],
