@@ -10,7 +10,7 @@ import { nextDueAt } from './nextDue.ts';
 import { pruneFinished } from './prune.ts';
 import { nextStep, retryAfterMs } from './schedule.ts';
 import { deliveryHeaders } from './sign.ts';
-import { sendAttempt, type Outcome } from './send.ts';
+import { sendAttempt, target, type Outcome } from './send.ts';
 import { deliveryAgent } from './agent.ts';
 import { announcer, listenForDeliveries, type Listener } from './listen.ts';
 import { deliveryMetrics } from './metrics.ts';
@@ -115,7 +115,7 @@ export function createDispatcher(services: Services): Worker {
     metrics.observe(ok ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
     // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
     attemptLog.info(
-      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempts, target: origin(c.url), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
+      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempts, target: target(c.url).origin, status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
       'delivery attempt',
     );
     unwritten += 1;
@@ -236,16 +236,4 @@ export function createDispatcher(services: Services): Worker {
       await agent.close();
     },
   };
-}
-
-const origins = new Map<string, string>();
-
-/** The scheme, host and port of a URL (cached): logs name the target without its path or query. */
-function origin(url: string): string {
-  let o = origins.get(url);
-  if (o === undefined) {
-    if (origins.size > 10_000) origins.clear();
-    origins.set(url, (o = new URL(url).origin));
-  }
-  return o;
 }
