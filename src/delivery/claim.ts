@@ -14,7 +14,8 @@ export interface Claimed {
   event: string;
   attempts: number;
   hookId: number;
-  body: string;
+  /** The exact bytes to send. */
+  body: Buffer;
   url: string;
   secret: string;
 }
@@ -51,7 +52,7 @@ export async function claimDue(db: Db, options: { owner: string; limit: number; 
   const claimed: Claimed[] = [];
   for (const r of rows) {
     if (r.body == null || r.url == null) continue;
-    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempts: Number(r.attempts), hookId: Number(r.webhook_id), body: r.body, url: r.url, secret: r.secret });
+    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempts: Number(r.attempts), hookId: Number(r.webhook_id), body: typeof r.body === 'string' ? Buffer.from(r.body, 'utf8') : r.body, url: r.url, secret: r.secret });
   }
   return claimed;
 }
@@ -79,8 +80,8 @@ const CLAIM_POSTGRES_DELAYED = claimPostgres('$5');
 const claimSqlite = (firstDue?: string) => `
   UPDATE deliveries SET attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseEnd
    WHERE id IN (SELECT id FROM deliveries WHERE ${due('@now', firstDue)} ORDER BY next_attempt_at LIMIT @limit)
-  RETURNING id, webhook_id, guid, event, attempts,
-            COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS body,
+  RETURNING id, webhook_id, guid, event, attempts, -- the body as BLOB: its UTF-8 bytes, ready to send
+            CAST(COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS BLOB) AS body,
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
             (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret`;
 const CLAIM_SQLITE = claimSqlite();

@@ -94,12 +94,11 @@ export function createDispatcher(services: Services): Worker {
   }
 
   async function attempt(c: Claimed) {
-    const body = Buffer.from(c.body, 'utf8');
     metrics.inFlight += 1;
-    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: c.hookId, secret: c.secret, body, now: Date.now() });
+    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
     let outcome: Outcome;
     try {
-      outcome = await sendAttempt(agent, c.url, headers, body, config.webhookTimeoutMs);
+      outcome = await sendAttempt(agent, c.url, headers, c.body, config.webhookTimeoutMs);
     } finally {
       metrics.inFlight -= 1;
     }

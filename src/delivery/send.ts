@@ -61,64 +61,87 @@ class AttemptTimeout extends Error {
  * those were a good part of the dispatcher's time.
  */
 export function sendAttempt(agent: Dispatcher, url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<Outcome> {
-  const startedAt = Date.now();
-  const t0 = performance.now();
   return new Promise<Outcome>((resolve) => {
-    let settled = false;
-    let controller: Dispatcher.DispatchController | null = null;
-    let statusCode = 0;
-    let responseHeaders: Record<string, string> | null = null;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const settle = (o: Pick<Outcome, 'statusCode' | 'error' | 'responseHeaders' | 'responseBody'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      const durationMs = Math.round(performance.now() - t0);
-      resolve({ ...o, startedAt, endedAt: startedAt + durationMs, durationMs });
-    };
-    const answered = () => {
-      // Kept as text: a NUL (which Postgres text cannot hold) becomes U+FFFD, like any byte that is not UTF-8.
-      const buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      const text = buffer.subarray(0, RESPONSE_BODY_LIMIT).toString('utf8').replaceAll('\0', '\uFFFD');
-      settle({ statusCode, error: null, responseHeaders, responseBody: text });
-    };
-    const failed = (err: unknown) => settle({ statusCode: null, error: errorText(err), responseHeaders: null, responseBody: null });
-    const timer = setTimeout(() => {
-      failed(new AttemptTimeout());
-      controller?.abort(new AttemptTimeout());
-    }, timeoutMs);
+    const attempt = new Attempt(resolve, timeoutMs);
     const { origin, path } = target(url);
     try {
-      agent.dispatch({ origin, path, method: 'POST', headers, body }, {
-        onRequestStart(c) {
-          controller = c;
-          if (settled) c.abort(new AttemptTimeout());
-        },
-        onResponseStart(_c, code, raw) {
-          if (code < 200) return; // informational (100 Continue): the answer is still to come
-          statusCode = code;
-          responseHeaders = flatHeaders(raw);
-        },
-        onResponseData(c, chunk) {
-          if (settled || size >= RESPONSE_BODY_LIMIT) return;
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= RESPONSE_BODY_LIMIT) {
-            // Enough read: the answer is what came so far, and the connection is dropped.
-            answered();
-            c.abort(new Error('response body limit reached'));
-          }
-        },
-        onResponseEnd() {
-          answered();
-        },
-        onResponseError(_c, err) {
-          failed(err);
-        },
-      });
+      agent.dispatch({ origin, path, method: 'POST', headers, body }, attempt);
     } catch (err) {
-      failed(err);
+      attempt.failed(err);
     }
   });
+}
+
+/** One attempt's dispatch handler: gathers the answer and resolves once, whichever way the attempt ends. */
+class Attempt implements Dispatcher.DispatchHandler {
+  private readonly startedAt = Date.now();
+  private readonly t0 = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private settled = false;
+  private controller: Dispatcher.DispatchController | null = null;
+  private statusCode = 0;
+  private responseHeaders: Record<string, string> | null = null;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly resolve: (o: Outcome) => void,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.timedOut(), timeoutMs);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new AttemptTimeout());
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // informational (102 Processing): the answer is still to come
+    this.statusCode = statusCode;
+    this.responseHeaders = flatHeaders(headers);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled || this.size >= RESPONSE_BODY_LIMIT) return;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size >= RESPONSE_BODY_LIMIT) {
+      // Enough read: the answer is what came so far, and the connection is dropped.
+      this.answered();
+      controller.abort(new Error('response body limit reached'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.answered();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.failed(err);
+  }
+
+  failed(err: unknown): void {
+    this.settle(null, errorText(err), null, null);
+  }
+
+  private timedOut(): void {
+    this.failed(new AttemptTimeout());
+    this.controller?.abort(new AttemptTimeout());
+  }
+
+  private answered(): void {
+    const buffer = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    // Kept as text: a NUL (which Postgres text cannot hold) becomes U+FFFD, like any byte that is not UTF-8.
+    const text = buffer.subarray(0, RESPONSE_BODY_LIMIT).toString('utf8').replaceAll('\0', '\uFFFD');
+    this.settle(this.statusCode, null, this.responseHeaders, text);
+  }
+
+  private settle(statusCode: number | null, error: string | null, responseHeaders: Record<string, string> | null, responseBody: string | null): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const durationMs = Math.round(performance.now() - this.t0);
+    this.resolve({ statusCode, error, responseHeaders, responseBody, startedAt: this.startedAt, endedAt: this.startedAt + durationMs, durationMs });
+  }
 }

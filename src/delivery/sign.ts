@@ -1,8 +1,21 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { standardWebhooksKey } from '../webhooks/secret.ts';
 import { version } from '../version.ts';
 
 const USER_AGENT = `Wharf-Hookshot/${version}`;
+
+/** The signing keys of a secret, made once: every delivery of a webhook is signed with the same ones. */
+const keys = new Map<string, { signature: KeyObject; standard: KeyObject | null }>();
+
+function keysOf(secret: string) {
+  let k = keys.get(secret);
+  if (k === undefined) {
+    if (keys.size > 10_000) keys.clear();
+    const standard = standardWebhooksKey(secret);
+    keys.set(secret, (k = { signature: createSecretKey(Buffer.from(secret, 'utf8')), standard: standard && createSecretKey(standard) }));
+  }
+  return k;
+}
 
 /**
  * The headers of one attempt (SPEC §5.3). `X-Service-Signature` is the lowercase hex
@@ -12,6 +25,7 @@ const USER_AGENT = `Wharf-Hookshot/${version}`;
  * so receivers can reject replays while deduping on the unchanged id.
  */
 export function deliveryHeaders(d: { guid: string; event: string; attempt: number; hookId: number; secret: string; body: Buffer; now: number }): Record<string, string> {
+  const key = keysOf(d.secret);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
@@ -19,12 +33,11 @@ export function deliveryHeaders(d: { guid: string; event: string; attempt: numbe
     'x-service-delivery': d.guid,
     'x-service-delivery-attempt': String(d.attempt),
     'x-service-hook-id': String(d.hookId),
-    'x-service-signature': `sha256=${createHmac('sha256', Buffer.from(d.secret, 'utf8')).update(d.body).digest('hex')}`,
+    'x-service-signature': `sha256=${createHmac('sha256', key.signature).update(d.body).digest('hex')}`,
   };
-  const key = standardWebhooksKey(d.secret);
-  if (key) {
+  if (key.standard) {
     const timestamp = String(Math.floor(d.now / 1000));
-    const signed = createHmac('sha256', key).update(`${d.guid}.${timestamp}.`).update(d.body).digest('base64');
+    const signed = createHmac('sha256', key.standard).update(`${d.guid}.${timestamp}.`).update(d.body).digest('base64');
     headers['webhook-id'] = d.guid;
     headers['webhook-timestamp'] = timestamp;
     headers['webhook-signature'] = `v1,${signed}`;
