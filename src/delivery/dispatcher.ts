@@ -29,17 +29,22 @@ export function createDispatcher(services: Services): Worker {
   const { db, config, log } = services;
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const concurrency = config.webhookConcurrency;
-  // Claims run one batch ahead of the free slots (see freeSlots), so a claimed delivery
-  // waits in the queue for at most one attempt ahead of it (each at most WEBHOOK_TIMEOUT),
-  // then makes its own; the lease covers both and the result write right after.
-  const leaseMs = 2 * config.webhookTimeoutMs + 5_000;
+  const postgres = isPostgres(db);
+  // Claims run ahead of the free slots (see freeSlots): up to `ahead` times
+  // WEBHOOK_CONCURRENCY claimed deliveries wait behind the attempts in flight. Postgres
+  // looks two batches ahead, as its claims are a round trip to a server that shares the
+  // machine and can take several milliseconds under load; SQLite's claims are a quick
+  // local call, and one batch is enough. A claimed delivery so waits for at most `ahead`
+  // attempts before it (each at most WEBHOOK_TIMEOUT), then makes its own; the lease
+  // covers all of them and the result write right after.
+  const ahead = postgres ? 2 : 1;
+  const leaseMs = (1 + ahead) * config.webhookTimeoutMs + 5_000;
   const metrics = deliveryMetrics(services);
   // The attempt line is built from fixed, secret-free fields (the target is an origin, which
   // drops any user info), so it skips the logger's redaction, a third of a line's cost.
   const attemptLog = log.child({}, { redact: { paths: [] } });
   const queue = new PQueue({ concurrency });
   const agent = deliveryAgent(config);
-  const postgres = isPostgres(db);
   let stopping = false;
   let looping: Promise<void> | null = null;
   let again = false;
@@ -48,22 +53,22 @@ export function createDispatcher(services: Services): Worker {
   let listener: Listener | undefined;
   let results: AttemptResult[] = [];
   const writers = new Set<Promise<void>>();
-  const maxWriters = isPostgres(db) ? 4 : 1;
+  const maxWriters = postgres ? 4 : 1;
   // True while the last claim filled every free slot: more work is probably due.
   let moreDue = false;
   let timerWanted: NodeJS.Timeout | undefined;
   // Claim in batches: finished attempts only trigger a claim once this many places are free.
   const batchMin = Math.max(1, Math.floor(concurrency / 2));
-  // Places for new claims. Up to WEBHOOK_CONCURRENCY attempts run (p-queue) and up to as
-  // many claimed deliveries wait behind them, so the next attempt never waits for a claim's
+  // Places for new claims. Up to WEBHOOK_CONCURRENCY attempts run (p-queue) and up to
+  // `ahead` times as many claimed deliveries wait behind them, so the next attempt never waits for a claim's
   // round trip and claims come in big batches (one statement, one commit, per batch). A
   // finished attempt frees its place at once, before its result is written, so the next
   // one starts while the write is on its way. Results not yet written are bounded all the
   // same: if the writer falls behind, claiming stops rather than letting leases run out on
   // deliveries that were in fact sent.
   let unwritten = 0;
-  const maxUnwritten = concurrency * 4;
-  const freeSlots = () => Math.min(2 * concurrency, maxUnwritten - unwritten) - queue.size - queue.pending;
+  const maxUnwritten = concurrency * (2 + 2 * ahead);
+  const freeSlots = () => Math.min((1 + ahead) * concurrency, maxUnwritten - unwritten) - queue.size - queue.pending;
   const announce = postgres ? announcer(db, log) : () => {};
 
   const wake = () => {
