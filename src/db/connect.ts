@@ -47,7 +47,26 @@ export function knexConfig(databaseUrl: string): Knex.Config {
 
 /** Opens the database of a DATABASE_URL. */
 export function connect(databaseUrl: string): Knex {
-  return knexLib(knexConfig(databaseUrl));
+  const db = knexLib(knexConfig(databaseUrl));
+  if (!isPostgres(db)) immediateTransactions(db);
+  return db;
+}
+
+/**
+ * Makes Knex's SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE)
+ * instead of at their first write. Other connections write to the same file (the
+ * dispatcher's SQLite thread, the CLI, other processes): a deferred transaction that read
+ * first and wants to write after one of them committed fails at once with
+ * SQLITE_BUSY_SNAPSHOT, while an immediate one waits its turn (busy_timeout).
+ */
+function immediateTransactions(db: Knex): void {
+  const client = db.client as any;
+  const transaction = client.transaction.bind(client);
+  client.transaction = (...args: unknown[]) => {
+    const trx = transaction(...args);
+    trx.begin = (conn: unknown) => trx.query(conn, 'BEGIN IMMEDIATE;');
+    return trx;
+  };
 }
 
 /** Brings the schema up to date. */

@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import { preparedQuery } from './postgres.ts';
-import { onSqlite, prepared } from './sqlite.ts';
+import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
 
 /**
  * A claimed delivery with what its attempt needs: `attempts` already counts this one, and
@@ -35,8 +35,8 @@ export interface Claimed {
  * A delivery whose webhook or event is gone (their rows take it with them) comes back
  * without a body or URL and is left out: there is nothing to send.
  */
-export async function claimDue(db: Db, options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number }): Promise<Claimed[]> {
-  const { owner, limit, now, leaseMs, firstDelayMs } = options;
+export async function claimDue(db: Db, options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number; sqlite?: SqliteRunner }): Promise<Claimed[]> {
+  const { owner, limit, now, leaseMs, firstDelayMs, sqlite = mainConnectionRunner(db) } = options;
   // The first-delay condition only when there is a first delay: without it, the due index alone answers.
   const delayed = firstDelayMs > 0;
   const firstDue = now - firstDelayMs;
@@ -45,16 +45,21 @@ export async function claimDue(db: Db, options: { owner: string; limit: number; 
     const [name, text] = delayed ? ['wharf_claim_due_delayed', CLAIM_POSTGRES_DELAYED] : ['wharf_claim_due', CLAIM_POSTGRES];
     rows = (await preparedQuery(db, name, text, [owner, now + leaseMs, now, limit, ...(delayed ? [firstDue] : [])])).rows;
   } else {
-    // A prepared statement on the one connection (Knex would build and prepare it per call).
+    // A statement prepared once (Knex would build and prepare it per call), run by the dispatcher's SQLite runner.
     const params = { owner, leaseEnd: now + leaseMs, now, limit, ...(delayed ? { firstDue } : {}) };
-    rows = await onSqlite(db, (conn) => prepared(conn, delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE).all(params));
+    [rows] = (await sqlite([{ sql: delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE, params, mode: 'all' }], false)) as any[][];
   }
   const claimed: Claimed[] = [];
   for (const r of rows) {
     if (r.body == null || r.url == null) continue;
-    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempts: Number(r.attempts), hookId: Number(r.webhook_id), body: typeof r.body === 'string' ? Buffer.from(r.body, 'utf8') : r.body, url: r.url, secret: r.secret });
+    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempts: Number(r.attempts), hookId: Number(r.webhook_id), body: bytes(r.body), url: r.url, secret: r.secret });
   }
   return claimed;
+}
+
+/** The body as a Buffer: Postgres gives text; SQLite bytes (a plain Uint8Array when they come from the SQLite thread). */
+function bytes(body: string | Uint8Array): Buffer {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
 /** Due: pending and next attempt reached; with a first delay, for a first attempt also that delay passed. */

@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.ts';
 import type { DeliveryStatus } from '../webhooks/model.ts';
 import { isPostgres } from '../db/connect.ts';
 import { preparedQuery } from './postgres.ts';
-import { onSqlite, prepared, type SqliteConnection } from './sqlite.ts';
+import { mainConnectionRunner, type SqliteRunner, type SqlStep } from './sqlite.ts';
 
 /** The outcome of one attempt, ready to be written. */
 export interface AttemptResult {
@@ -34,7 +34,7 @@ export interface AttemptResult {
  * took the delivery) is dropped, as its row now belongs to someone else or to no one.
  * Returns how many results were written.
  */
-export async function recordResults(db: Db, owner: string, results: AttemptResult[]): Promise<number> {
+export async function recordResults(db: Db, owner: string, results: AttemptResult[], sqlite: SqliteRunner = mainConnectionRunner(db)): Promise<number> {
   if (results.length === 0) return 0;
   if (isPostgres(db)) {
     // One statement per chunk, outside any transaction: the update and its attempt rows
@@ -43,20 +43,12 @@ export async function recordResults(db: Db, owner: string, results: AttemptResul
     for (let i = 0; i < results.length; i += PG_CHUNK) written += await writeChunkPostgres(db, owner, results.slice(i, i + PG_CHUNK));
     return written;
   }
-  // SQLite: one synchronous transaction on the one connection, with statements prepared once.
-  return onSqlite(db, (conn) =>
-    conn.transaction(() => {
-      let written = 0;
-      for (let i = 0; i < results.length; i += CHUNK) {
-        const chunk = results.slice(i, i + CHUNK);
-        const ids = updateChunkSqlite(conn, owner, chunk);
-        const kept = chunk.filter((r) => ids.has(r.deliveryId));
-        if (kept.length > 0) insertAttemptsSqlite(conn, kept);
-        written += kept.length;
-      }
-      return written;
-    })(),
-  );
+  // SQLite: one IMMEDIATE transaction, two statements per hundred results.
+  const steps: SqlStep[] = [];
+  for (let i = 0; i < results.length; i += CHUNK) steps.push(...chunkStepsSqlite(owner, results.slice(i, i + CHUNK)));
+  const changes = (await sqlite(steps, true)) as number[];
+  // Every other step is an UPDATE: its changes are the results written.
+  return changes.filter((_, i) => i % 2 === 1).reduce((a, b) => a + b, 0);
 }
 
 /** Rows per Postgres statement. */
@@ -119,31 +111,39 @@ function values(rows: Knex.Value[][], casts: string[]): { sql: string; bindings:
   return { sql: `VALUES ${[first, ...rows.slice(1).map(() => rest)].join(', ')}`, bindings: rows.flat() };
 }
 
-/** SQLite: one UPDATE … FROM (VALUES …) for a chunk of results; returns the ids whose lease still matched. */
-function updateChunkSqlite(conn: SqliteConnection, owner: string, chunk: AttemptResult[]): Set<number> {
-  const v = values(
+/**
+ * SQLite, for a chunk of results: first the attempt rows of the deliveries whose lease
+ * still matches, then the UPDATE of those same deliveries (which ends the lease, so the
+ * INSERT must come first). In one transaction, no other writer comes between them.
+ */
+function chunkStepsSqlite(owner: string, chunk: AttemptResult[]): SqlStep[] {
+  const attempts = values(
+    chunk.map((r) => [r.deliveryId, r.attempt, r.startedAt, r.durationMs, r.statusCode, r.error, JSON.stringify(r.requestHeaders), r.responseHeaders ? JSON.stringify(r.responseHeaders) : null, r.responseBody]),
+    ['bigint', 'integer', 'bigint', 'integer', 'integer', 'text', 'text', 'text', 'text'],
+  );
+  const updates = values(
     chunk.map((r) => [r.deliveryId, r.attempt, r.status, r.nextAttemptAt, r.statusCode, r.error, r.durationMs, r.startedAt, r.status === 'pending' ? null : r.endedAt]),
     ['bigint', 'integer', 'text', 'bigint', 'integer', 'text', 'integer', 'bigint', 'bigint'],
   );
-  // VALUES columns are column1…column9 (column1… in Postgres too).
-  const rows: { id: number }[] = prepared(
-    conn,
-    `UPDATE deliveries
-        SET status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
-            error = v.column6, duration_ms = v.column7, last_attempt_at = v.column8, finished_at = v.column9
-       FROM (${v.sql}) AS v
-      WHERE deliveries.id = v.column1 AND deliveries.attempts = v.column2
-        AND deliveries.lease_owner = ? AND deliveries.status = 'pending'
-  RETURNING deliveries.id`,
-  ).all(...v.bindings, owner);
-  return new Set(rows.map((r) => Number(r.id)));
-}
-
-/** The attempt rows of the results that were written. */
-function insertAttemptsSqlite(conn: SqliteConnection, kept: AttemptResult[]): void {
-  const v = values(
-    kept.map((r) => [r.deliveryId, r.attempt, r.startedAt, r.durationMs, r.statusCode, r.error, JSON.stringify(r.requestHeaders), r.responseHeaders ? JSON.stringify(r.responseHeaders) : null, r.responseBody]),
-    ['bigint', 'integer', 'bigint', 'integer', 'integer', 'text', 'text', 'text', 'text'],
-  );
-  prepared(conn, `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body) ${v.sql}`).run(...v.bindings);
+  // VALUES columns are column1, column2, …
+  return [
+    {
+      sql: `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body)
+            SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8, v.column9
+              FROM (${attempts.sql}) AS v
+              JOIN deliveries AS d ON d.id = v.column1 AND d.attempts = v.column2 AND d.lease_owner = ? AND d.status = 'pending'`,
+      params: [...attempts.bindings, owner],
+      mode: 'run',
+    },
+    {
+      sql: `UPDATE deliveries
+               SET status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
+                   error = v.column6, duration_ms = v.column7, last_attempt_at = v.column8, finished_at = v.column9
+              FROM (${updates.sql}) AS v
+             WHERE deliveries.id = v.column1 AND deliveries.attempts = v.column2
+               AND deliveries.lease_owner = ? AND deliveries.status = 'pending'`,
+      params: [...updates.bindings, owner],
+      mode: 'run',
+    },
+  ];
 }

@@ -14,6 +14,8 @@ import { sendAttempt, target, type Outcome } from './send.ts';
 import { deliveryAgent } from './agent.ts';
 import { announcer, listenForDeliveries, type Listener } from './listen.ts';
 import { deliveryMetrics } from './metrics.ts';
+import { mainConnectionRunner, sqliteFile } from './sqlite.ts';
+import { SqliteThread } from './sqliteThread.ts';
 
 /** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
 const IDLE_POLL_MS = 2000;
@@ -45,6 +47,10 @@ export function createDispatcher(services: Services): Worker {
   const attemptLog = log.child({}, { redact: { paths: [] } });
   const queue = new PQueue({ concurrency });
   const agent = deliveryAgent(config);
+  // SQLite: claims and result writes run on a thread of their own when the database is a file.
+  const file = postgres ? null : sqliteFile(db);
+  const sqliteThread = file ? new SqliteThread(file) : null;
+  const sqlite = sqliteThread ? sqliteThread.run : mainConnectionRunner(db);
   let stopping = false;
   let looping: Promise<void> | null = null;
   let again = false;
@@ -90,7 +96,7 @@ export function createDispatcher(services: Services): Worker {
         const free = freeSlots();
         // A few free slots while attempts are in flight: wait for a batch's worth (fewer statements).
         if (free <= 0 || (free < batchMin && queue.pending > 0)) break;
-        const claimed = await claimDue(db, { owner, limit: free, now: Date.now(), leaseMs, firstDelayMs: config.webhookRetrySchedule[0] });
+        const claimed = await claimDue(db, { owner, limit: free, now: Date.now(), leaseMs, firstDelayMs: config.webhookRetrySchedule[0], sqlite });
         moreDue = claimed.length === free;
         for (const c of claimed) void queue.add(() => attempt(c));
         if (!moreDue) break;
@@ -154,7 +160,7 @@ export function createDispatcher(services: Services): Worker {
       results = [];
       if (batch.length === 0) return;
       try {
-        await recordResults(db, owner, batch);
+        await recordResults(db, owner, batch, sqlite);
       } catch (err) {
         // Not written: the leases run out and the deliveries are sent again (at-least-once).
         log.error({ err }, 'could not record delivery results');
@@ -238,6 +244,7 @@ export function createDispatcher(services: Services): Worker {
         await Promise.all(writers);
       }
       await agent.close();
+      await sqliteThread?.close();
     },
   };
 }

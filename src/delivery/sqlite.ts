@@ -1,36 +1,30 @@
 import type { Db } from '../db/connect.ts';
 
-/** The parts of a better-sqlite3 connection the dispatcher's hot statements use. */
-export interface SqliteConnection {
-  prepare(sql: string): SqliteStatement;
-  transaction<T>(fn: () => T): () => T;
+/** One statement of a SqliteRunner call: 'all' returns the rows, 'run' the number of rows changed. */
+export interface SqlStep {
+  sql: string;
+  params: unknown[] | Record<string, unknown>;
+  mode: 'all' | 'run';
 }
 
-/** A prepared better-sqlite3 statement. */
-export interface SqliteStatement {
+/** Runs statements in order (as one IMMEDIATE transaction if asked), on the main connection or on the SQLite thread. */
+export type SqliteRunner = (steps: SqlStep[], transaction: boolean) => Promise<unknown[]>;
+
+/** The parts of a better-sqlite3 connection used here. */
+interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+  transaction<T extends (...args: any[]) => any>(fn: T): T & { immediate: T };
+}
+
+interface SqliteStatement {
   all(...params: unknown[]): any[];
   run(...params: unknown[]): { changes: number };
 }
 
 const statements = new WeakMap<object, Map<string, SqliteStatement>>();
 
-/**
- * Runs `fn` on the one SQLite connection, taken from Knex's pool: no Knex query or
- * transaction can interleave with it, and `fn` is synchronous (better-sqlite3), so what
- * it runs inside `conn.transaction()` is one transaction.
- */
-export async function onSqlite<T>(db: Db, fn: (conn: SqliteConnection) => T): Promise<T> {
-  const client = db.client as any;
-  const conn = await client.acquireConnection();
-  try {
-    return fn(conn);
-  } finally {
-    await client.releaseConnection(conn);
-  }
-}
-
 /** The statement for `sql`, prepared once per connection (Knex would prepare it on every call). */
-export function prepared(conn: SqliteConnection, sql: string): SqliteStatement {
+function prepared(conn: SqliteConnection, sql: string): SqliteStatement {
   let byText = statements.get(conn);
   if (!byText) statements.set(conn, (byText = new Map()));
   let stmt = byText.get(sql);
@@ -39,4 +33,35 @@ export function prepared(conn: SqliteConnection, sql: string): SqliteStatement {
     byText.set(sql, (stmt = conn.prepare(sql)));
   }
   return stmt;
+}
+
+function runSteps(conn: SqliteConnection, steps: SqlStep[]): unknown[] {
+  return steps.map(({ sql, params, mode }) => {
+    const stmt = prepared(conn, sql);
+    const args = Array.isArray(params) ? params : [params];
+    return mode === 'all' ? stmt.all(...args) : stmt.run(...args).changes;
+  });
+}
+
+/**
+ * A runner on Knex's one SQLite connection (for a database the SQLite thread cannot open,
+ * `:memory:`): no Knex query or transaction interleaves with it, and the statements run
+ * synchronously (better-sqlite3).
+ */
+export function mainConnectionRunner(db: Db): SqliteRunner {
+  return async (steps, transaction) => {
+    const client = db.client as any;
+    const conn: SqliteConnection = await client.acquireConnection();
+    try {
+      return transaction ? conn.transaction(runSteps).immediate(conn, steps) : runSteps(conn, steps);
+    } finally {
+      await client.releaseConnection(conn);
+    }
+  };
+}
+
+/** The file of a SQLite database, or null when it has none (`:memory:`). */
+export function sqliteFile(db: Db): string | null {
+  const filename = (db.client as any).config.connection?.filename as string | undefined;
+  return filename && filename !== ':memory:' ? filename : null;
 }
