@@ -58,7 +58,10 @@ const PG_CHUNK = 500;
  * Postgres: the lease-checked UPDATE and the INSERT of the attempt rows of exactly the rows
  * it updated, in ONE statement (data-modifying CTE), so both commit or neither does. The
  * rows travel as one array per column (unnest), so the text never changes with the batch
- * size and the statement is prepared once per connection.
+ * size and the statement is prepared once per connection. The rows are found by id alone:
+ * a held lease implies `pending` (only a result write ends one), and a `status` condition
+ * let the planner, whose statistics lag behind a fresh backlog, scan every pending row
+ * through the due index for each batch.
  */
 const WRITE_POSTGRES = `
   WITH v AS (
@@ -71,8 +74,7 @@ const WRITE_POSTGRES = `
        SET status = v.status, next_attempt_at = v.next_attempt_at, lease_owner = NULL, status_code = v.status_code,
            error = v.error, duration_ms = v.duration_ms, last_attempt_at = v.started_at, finished_at = v.finished_at
       FROM v
-     WHERE deliveries.id = v.id AND deliveries.attempts = v.attempt
-       AND deliveries.lease_owner = $13 AND deliveries.status = 'pending'
+     WHERE deliveries.id = v.id AND deliveries.attempts = v.attempt AND deliveries.lease_owner = $13
     RETURNING deliveries.id)
   INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body)
   SELECT v.id, v.attempt, v.started_at, v.duration_ms, v.status_code, v.error, v.request_headers, v.response_headers, v.response_body
