@@ -24,13 +24,19 @@ async function lastEventId(w: TestWharf): Promise<number> {
   return Number(row?.id ?? 0);
 }
 
-t.test('push events are exact for create, fast-forward, branch from an old commit, force, delete and tags', async (t) => {
+/** A Wharf with acme/app, a member `ann` who may push to it, and an empty local repository to push from. */
+async function pushSetup(t: Parameters<typeof startWharf>[0]) {
   const w = await startWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
-  await buildRepo(w, 'acme', 'app');
+  const repo = await buildRepo(w, 'acme', 'app');
   const g = gitClient(t);
   const work = path.join(g.dir, 'work');
   await g.ok(['init', '-q', work]);
+  return { w, ann, repo, g, work };
+}
+
+t.test('push events are exact for create, fast-forward, branch from an old commit, force, delete and tags', async (t) => {
+  const { w, ann, g, work } = await pushSetup(t);
   await g.ok(['remote', 'add', 'origin', repoUrl(w, 'acme/app', ann.token)], { cwd: work });
 
   /** The payload commit object of `sha`, read from the client's own repository. */
@@ -165,12 +171,7 @@ t.test('two pushes racing for one branch: one wins, the other is rejected cleanl
 });
 
 t.test('a push whose events a stopped process never recorded is recorded at the next start, as the repository was then', async (t) => {
-  const w = await startWharf(t);
-  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
-  const repo = await buildRepo(w, 'acme', 'app');
-  const g = gitClient(t);
-  const work = path.join(g.dir, 'work');
-  await g.ok(['init', '-q', work]);
+  const { w, ann, repo, g, work } = await pushSetup(t);
   const c1 = await g.commit(work, 'one');
   await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
   t.equal((await eventsSince(w, 0)).length, 1, 'the first push is recorded');
@@ -223,12 +224,7 @@ t.test('a journal entry reads back its updates and the refs after them', async (
 });
 
 t.test('a push returns before its events are built, and a stop right after it still records them, once', async (t) => {
-  const w = await startWharf(t);
-  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
-  await buildRepo(w, 'acme', 'app');
-  const g = gitClient(t);
-  const work = path.join(g.dir, 'work');
-  await g.ok(['init', '-q', work]);
+  const { w, ann, g, work } = await pushSetup(t);
   for (let i = 0; i < 20; i++) await g.commit(work, `c${i}`);
   await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
   await w.stop();
