@@ -13,14 +13,15 @@ export function serveCommand(program: Command, run: RunWrapper) {
       run(async () => {
         const config = loadConfig();
         const running = await startServer(config);
-        process.stdout.write(`Wharf is listening on ${running.url} (public address ${running.services.config.baseUrl})\n`);
+        // One write: a reader that sees the address also sees the first start's token.
+        let banner = `Wharf is listening on ${running.url} (public address ${running.services.config.baseUrl})\n`;
         if (running.bootstrap) {
-          process.stdout.write(
+          banner +=
             `Created user "${running.bootstrap.login}" and organization "${running.bootstrap.org}".\n` +
-              `Admin token (shown once, keep it): ${running.bootstrap.token}\n` +
-              `Try: curl -H "Authorization: Bearer <token>" ${running.url}/api/v1/user\n`,
-          );
+            `Admin token (shown once, keep it): ${running.bootstrap.token}\n` +
+            `Try: curl -H "Authorization: Bearer <token>" ${running.url}/api/v1/user\n`;
         }
+        process.stdout.write(banner);
         await new Promise<void>((resolve) => {
           const shutdown = () => {
             process.off('SIGTERM', shutdown);
