@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
 import { startReceiver, waitFor } from './receiver.ts';
-import { buildWebhook } from './build.ts';
+import { buildWebhook, raise } from './build.ts';
 import { startSibling } from './servers.ts';
 import { connect } from '../../src/db/connect.ts';
 
@@ -39,5 +39,52 @@ t.test('finished deliveries older than DELIVERY_RETENTION are pruned; pending on
   });
   t.same(rows.map((r: any) => [Number(r.webhook_id), r.status]), [[off.id, 'pending']], 'only the pending delivery is left');
   t.equal(Number((await sibling.services.db('delivery_attempts').count({ n: '*' }))[0].n), 0, 'attempts went with their deliveries');
+  await sibling.stop();
+});
+
+t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION; events still needed keep theirs', async (t) => {
+  const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const rx = await startReceiver(t, (r) => ({ status: r.path === '/failing' ? 500 : 200 }));
+  const hook = await buildWebhook(w, repo, rx, { events: ['push'] });
+  const failing = await buildWebhook(w, repo, rx, { url: `${rx.url}/failing`, events: ['release'] });
+  await waitFor('the creation pings', () => rx.received.length === 2);
+  // old: delivered long ago. unheard: nobody wanted it. pending: its delivery is still being retried.
+  // redeliverable: old, but its delivery finished recently. recent: new and delivered.
+  const [old, unheard, pending, redeliverable, recent] = await raise(w, repo, [{ type: 'push' }, { type: 'issue' }, { type: 'release' }, { type: 'push' }, { type: 'push' }]);
+  await waitFor('every first attempt', () => rx.received.length === 6);
+  const db = w.running.services.db;
+  await waitFor('the results written', async () => Number((await db('deliveries').whereNotNull('last_attempt_at').count({ n: '*' }))[0].n) === 6);
+  await w.stop();
+
+  // Age the rows as days would: events two hours old, their deliveries finished then, but one.
+  const aged = connect(w.database.url);
+  const twoHoursAgo = Date.now() - 2 * 3_600_000;
+  await aged('events').whereIn('id', [old, unheard, pending, redeliverable]).update({ created_at: twoHoursAgo });
+  await aged('deliveries').whereIn('event_id', [old]).update({ finished_at: twoHoursAgo });
+  await aged('deliveries').where({ webhook_id: hook.id, event: 'ping' }).update({ finished_at: twoHoursAgo });
+  await aged('deliveries').where({ webhook_id: failing.id, event: 'release' }).update({ next_attempt_at: Date.now() + 3_600_000 });
+  const pendingDelivery = await aged('deliveries').where('event_id', pending).first('status');
+  t.equal(pendingDelivery.status, 'pending', 'the failing delivery waits for its retry');
+  await aged.destroy();
+
+  const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1h' });
+  const sdb = sibling.services.db;
+  const left = await waitFor('the old events pruned', async () => {
+    const rows = await sdb('events').orderBy('id').select('id', 'payload');
+    return rows.length === 3 ? rows : null;
+  });
+  t.same(left.map((r: any) => Number(r.id)), [pending, redeliverable, recent], 'the delivered-long-ago and the unheard events are gone');
+  t.ok(left.every((r: any) => typeof r.payload === 'string' && r.payload.length > 0), 'the events kept keep their payloads');
+  t.same((await sdb('deliveries').whereNotNull('event_id').orderBy('event_id').pluck('event_id')).map(Number), [pending, redeliverable, recent], 'only their deliveries are left');
+
+  // The recently finished delivery of the two-hour-old event can still be redelivered: the same bytes.
+  const [delivery] = await sdb('deliveries').where('event_id', redeliverable).select('id', 'guid');
+  const original = rx.received.find((r) => r.guid === delivery.guid);
+  t.equal(original?.body.toString('utf8'), left[1].payload, 'the original delivery sent the stored payload');
+  const retry = await fetch(`${sibling.url}/api/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${w.adminToken}` } });
+  t.equal(retry.status, 202);
+  const again = await waitFor('the redelivery', () => rx.received.find((r) => r.guid === original!.guid && r !== original));
+  t.ok(again.body.equals(original!.body), 'the redelivery sent the same bytes');
   await sibling.stop();
 });
