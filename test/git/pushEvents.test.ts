@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { startServer } from '../../src/server.ts';
 import { connect } from '../../src/db/connect.ts';
 import { journalDir, journaledPushes, newPushEntry, prepareJournal, readPush } from '../../src/git/pushJournal.ts';
-import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
 
 const ZERO = '0'.repeat(40);
@@ -29,6 +29,7 @@ async function pushSetup(t: Parameters<typeof startWharf>[0]) {
   const w = await startWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const g = gitClient(t);
   const work = path.join(g.dir, 'work');
   await g.ok(['init', '-q', work]);
@@ -120,6 +121,7 @@ t.test('push events are exact for create, fast-forward, branch from an old commi
 t.test('a mirror push of 2,000 branches raises 2,000 events, each with its own new commit', async (t) => {
   const w = await startWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  await listenToEvents(w, await buildRepo(w, 'acme', 'many'));
   const g = gitClient(t);
   const src = path.join(g.dir, 'src');
   await g.ok(['init', '-q', '--bare', src]);
@@ -150,7 +152,7 @@ t.test('a mirror push of 2,000 branches raises 2,000 events, each with its own n
 t.test('two pushes racing for one branch: one wins, the other is rejected cleanly', async (t) => {
   const w = await startWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
-  await buildRepo(w, 'acme', 'race');
+  await listenToEvents(w, await buildRepo(w, 'acme', 'race'));
   const g = gitClient(t);
   const url = repoUrl(w, 'acme/race', ann.token);
   const one = path.join(g.dir, 'one');

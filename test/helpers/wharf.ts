@@ -137,3 +137,13 @@ export async function buildRepo(w: TestWharf, org: string, name: string, visibil
   const orgRow = (await findOrg(db, org)) ?? (await createOrg(db, org));
   return createRepository(db, w.config, { org: orgRow, name, visibility });
 }
+
+/**
+ * Gives a repository an active webhook for every event type, so its events keep their
+ * payloads (an event no webhook receives is stored without one) and a test can read them
+ * in the outbox. Its URL is the discard port on loopback: attempts reach nothing.
+ */
+export async function listenToEvents(w: TestWharf, repo: Repository): Promise<void> {
+  const now = Date.now();
+  await w.running.services.db('webhooks').insert({ repository_id: repo.id, url: 'http://127.0.0.1:9/events', secret: 'listener', events: '["*"]', active: true, created_at: now, updated_at: now });
+}

@@ -1,10 +1,11 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { bareDir, commitFiles, common, eventsOf, isError, setBranch } from './helpers.ts';
 
 t.test('agent actions on an issue, a pull request and a commit raise agent performed', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const bot = await buildUser(w, 'bot', { org: 'acme', role: 'member' });
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');

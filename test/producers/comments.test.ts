@@ -1,10 +1,11 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { common, eventsOf, isError } from './helpers.ts';
 
 t.test('comments: create, list, edit and delete on an issue, each with its event', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   await w.api('POST', '/api/v1/repos/acme/app/issues', { token: dev.token, body: { title: 'Crash' } });
 

@@ -1,10 +1,11 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { common, eventsOf, isError } from './helpers.ts';
 
 t.test('issues: open, read, list, edit, close and reopen, each with its event', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   const base = '/api/v1/repos/acme/app/issues';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { common, eventsOf, isError } from './helpers.ts';
 
 const SHA = 'a'.repeat(40);
@@ -7,6 +7,7 @@ const SHA = 'a'.repeat(40);
 t.test('pipelines: created queued, then running and success, each a status_changed', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const ci = await buildUser(w, 'ci', { org: 'acme', role: 'member' });
   const made = await w.api('POST', '/api/v1/repos/acme/app/pipelines', { token: ci.token, body: { name: 'build', ref: 'refs/heads/main', sha: SHA } });
   t.equal(made.status, 201);

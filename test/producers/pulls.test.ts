@@ -1,10 +1,11 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { bareDir, commitFiles, common, eventsOf, gitIn, isError, setBranch } from './helpers.ts';
 
 t.test('pull requests: open, edit, close, reopen, each with its event; numbers shared with issues', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');
@@ -78,6 +79,7 @@ t.test('pull requests: bad input and permissions', async (t) => {
 t.test('merge: a real merge commit in the bare repository, closed+merged and a push on the base branch', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n', 'b.txt': 'b\n' }, 'root');
@@ -123,6 +125,7 @@ t.test('merge: a real merge commit in the bare repository, closed+merged and a p
 t.test('merge: fast-forward when possible; conflicts are a 409 that changes nothing', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');
   const ahead = await commitFiles(dir, [root], { 'a.txt': 'ahead\n' }, 'ahead');
@@ -148,6 +151,7 @@ t.test('merge: fast-forward when possible; conflicts are a 409 that changes noth
 t.test('a git push to a pull request head raises pull_request synchronize', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');

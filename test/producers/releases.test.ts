@@ -1,10 +1,11 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { bareDir, commitFiles, common, eventsOf, gitIn, isError, setBranch } from './helpers.ts';
 
 t.test('releases: creating the missing tag raises a push for it, then release published', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');
