@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { parseDuration } from './util/duration.ts';
 import { parseHostPolicy, type HostPolicy } from './net/hostPolicy.ts';
@@ -21,6 +22,7 @@ export interface Config {
   deliveryRetentionMs: number;
   importConcurrency: number;
   importTimeoutMs: number;
+  gitBackendConcurrency: number;
   logLevel: string;
 }
 
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     deliveryRetentionMs: duration('DELIVERY_RETENTION', get('DELIVERY_RETENTION', '30d')),
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
+    gitBackendConcurrency: integer('GIT_BACKEND_CONCURRENCY', get('GIT_BACKEND_CONCURRENCY', String(Math.max(4, 2 * os.availableParallelism()))), 1, 1000),
     logLevel,
     ...overrides,
   };

@@ -44,13 +44,13 @@ export function commentRoutes(router: Router, services: Services) {
   router.patch('/repos/:org/:repo/comments/:id', repoAccess(db, 'write'), jsonBody(), async (ctx) => {
     const id = intParam(ctx.params.id, 'Comment not found');
     const { body } = parseCommentBody(ctx.request.body);
-    const comment = await updateComment(services, ctx.state.repo, ctx.state.user, id, body);
+    const comment = await updateComment(services, ctx.state.repo, ctx.state.user, id, body, ctx.state.access.admin);
     if (!comment) throw notFound('Comment not found');
     ctx.body = presentComment(comment);
   });
 
   router.delete('/repos/:org/:repo/comments/:id', repoAccess(db, 'write'), async (ctx) => {
-    if (!(await deleteComment(services, ctx.state.repo, ctx.state.user, intParam(ctx.params.id, 'Comment not found')))) throw notFound('Comment not found');
+    if (!(await deleteComment(services, ctx.state.repo, ctx.state.user, intParam(ctx.params.id, 'Comment not found'), ctx.state.access.admin))) throw notFound('Comment not found');
     ctx.status = 204;
   });
 }

@@ -6,7 +6,7 @@ import { jsonBody } from '../http/body.ts';
 import { compile } from '../http/validate.ts';
 import { notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
-import { targetProblem, MAX_URL_LENGTH } from '../webhooks/target.ts';
+import { checkTarget, MAX_URL_LENGTH } from '../webhooks/target.ts';
 import { validBranchFilter } from '../webhooks/match.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, WebhookRefused, type WebhookInput } from '../webhooks/store.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
@@ -17,7 +17,8 @@ import { iso } from './present.ts';
 
 const fields = {
   url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH },
-  content_type: { type: 'string', enum: ['json'] },
+  // `application/json` is the label forms show for `json` (GitHub's own form posts either).
+  content_type: { type: 'string', enum: ['json', 'application/json'] },
   secret: { type: 'string', minLength: 1, maxLength: 1024 },
   events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: WEBHOOK_EVENTS } },
   active: { type: 'boolean' },
@@ -48,19 +49,22 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
   };
 }
 
-/** Checks what the schema cannot (URL target, glob) and normalizes; throws one 422 naming every problem. */
-async function checkInput(config: Config, input: WebhookInput): Promise<WebhookInput> {
+/** Checks what the schema cannot (URL target, glob) and normalizes (URL, content type, events); throws one 422 naming every problem. */
+async function checkInput(config: Config, input: Omit<WebhookInput, 'content_type'> & { content_type?: string }): Promise<WebhookInput> {
   const details: ErrorDetail[] = [];
-  if (input.url !== undefined) {
-    const problem = await targetProblem(config.webhookAllowedHosts, input.url);
-    if (problem) details.push({ path: '/url', message: problem });
+  let url = input.url;
+  if (url !== undefined) {
+    const target = await checkTarget(config.webhookAllowedHosts, url);
+    if (target.problem) details.push({ path: '/url', message: target.problem });
+    url = target.url;
   }
   let branchFilter = input.branch_filter;
   if (branchFilter === '') branchFilter = null;
   if (typeof branchFilter === 'string' && !validBranchFilter(branchFilter)) details.push({ path: '/branch_filter', message: 'is not a valid glob' });
   if (details.length > 0) throw validationFailed(details);
   const events = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
-  return { ...input, branch_filter: branchFilter, events };
+  const contentType = input.content_type === undefined ? undefined : ('json' as const);
+  return { ...input, url, content_type: contentType, branch_filter: branchFilter, events };
 }
 
 function refused(err: unknown): never {

@@ -20,7 +20,7 @@ export function errorText(err: any): string {
   if (err?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout';
   if (code === 'EHOSTPOLICY') return 'blocked by host policy';
   if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'could not resolve host';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns error';
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection reset';
   if (typeof code === 'string' && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL'))) return 'tls error';
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'host unreachable';

@@ -7,6 +7,7 @@ import { insertedId } from './batch.ts';
 import { findIssue, type Issue } from './issues.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
+import { forbidden } from '../http/errors.ts';
 
 /** A comment on an issue or pull request. */
 export interface Comment {
@@ -14,6 +15,7 @@ export interface Comment {
   issue_id: number;
   body: string;
   author: string | null;
+  author_id: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -25,7 +27,7 @@ function commentRows(db: Conn) {
 }
 
 function toComment(r: any): Comment {
-  return { id: Number(r.id), issue_id: Number(r.issue_id), body: r.body, author: r.author ?? null, created_at: Number(r.created_at), updated_at: Number(r.updated_at) };
+  return { id: Number(r.id), issue_id: Number(r.issue_id), body: r.body, author: r.author ?? null, author_id: r.author_id === null ? null : Number(r.author_id), created_at: Number(r.created_at), updated_at: Number(r.updated_at) };
 }
 
 /** A comment of a repository by id, with the issue or pull request it is on; undefined when there is none. */
@@ -54,11 +56,20 @@ export async function createComment(services: Services, repo: Repository, author
   });
 }
 
-/** Changes a comment's body, raising `comment edited` when it changed; undefined when there is no such comment. */
-export async function updateComment(services: Services, repo: Repository, sender: User, id: number, body: string) {
+/**
+ * Who may edit or delete a comment: its author, or a moderator (an org owner or site
+ * admin, as on GitHub); throws a 403 for anyone else, before anything changes.
+ */
+function mayChange(comment: Comment, sender: User, moderator: boolean): void {
+  if (!moderator && comment.author_id !== Number(sender.id)) throw forbidden('Only the author or an organization owner may change this comment');
+}
+
+/** Changes a comment's body, raising `comment edited` when it changed; undefined when there is no such comment; 403 for a sender who may not. */
+export async function updateComment(services: Services, repo: Repository, sender: User, id: number, body: string, moderator: boolean) {
   return withEvents(services, async (trx, raise) => {
     const found = await findComment(trx, repo, id);
     if (!found) return undefined;
+    mayChange(found.comment, sender, moderator);
     if (found.comment.body === body) return found.comment;
     await trx('comments').where('id', id).update({ body, updated_at: Date.now() });
     const { comment, issue } = (await findComment(trx, repo, id))!;
@@ -67,11 +78,12 @@ export async function updateComment(services: Services, repo: Repository, sender
   });
 }
 
-/** Deletes a comment, raising `comment deleted` with the comment as it was; false when there is no such comment. */
-export async function deleteComment(services: Services, repo: Repository, sender: User, id: number): Promise<boolean> {
+/** Deletes a comment, raising `comment deleted` with the comment as it was; false when there is no such comment; 403 for a sender who may not. */
+export async function deleteComment(services: Services, repo: Repository, sender: User, id: number, moderator: boolean): Promise<boolean> {
   return withEvents(services, async (trx, raise) => {
     const found = await findComment(trx, repo, id);
     if (!found) return false;
+    mayChange(found.comment, sender, moderator);
     await trx('comments').where('id', id).delete();
     raise(producerEvent(services.config, 'comment', 'deleted', repo, sender, found));
     return true;

@@ -68,6 +68,8 @@ async function resolveTarget(services: Services, repo: Repository, target: strin
  */
 export async function createRelease(services: Services, repo: Repository, author: User, input: NewRelease): Promise<Release> {
   const ref = `refs/tags/${input.tag_name}`;
+  // `refs/heads/main` would make the tag refs/tags/refs/heads/main, which git reads ambiguously: a tag name is a short name.
+  if (input.tag_name.startsWith('refs/')) throw validationFailed([{ path: '/tag_name', message: 'must be a short tag name, not a ref starting with refs/' }]);
   if (!(await isValidRefName(ref))) throw validationFailed([{ path: '/tag_name', message: 'is not a valid tag name' }]);
   if (await services.db('releases').where({ repository_id: repo.id, tag_name: input.tag_name }).first('id')) {
     throw conflict(`A release for tag ${input.tag_name} already exists`);

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { gitEnv } from './run.ts';
+import { requestBody, type BackendSlots, type RequestBody } from './backendLimits.ts';
 import { badRequest, HttpError, notFound } from '../http/errors.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
@@ -44,14 +45,30 @@ function backendOptions(hooksDir: string): string[] {
  * read, sent to the backend instead of the request stream. `onExit` runs after the backend has exited
  * (whether the client stayed or not) and before the response ends, so what a push must
  * leave on disk is there when `git push` returns. A client that goes away kills
- * the backend's whole process group.
+ * the backend's whole process group. It first waits for one of `slots` (backends running
+ * at once), and a gzip body is inflated here under a cap (backendLimits.ts).
  */
-export function runHttpBackend(
+export async function runHttpBackend(
   ctx: Context,
-  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void>; body?: Buffer },
+  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void>; body?: Buffer; slots: BackendSlots },
+): Promise<void> {
+  const env = { ...options.env };
+  const input = options.body ? undefined : requestBody(ctx, env);
+  // Waits for a slot; the slot is given back when the backend has exited.
+  const release = await options.slots.acquire();
+  if (ctx.req.socket.destroyed) return release(); // the client left while it waited
+  return runBackend(ctx, env, input, options, release);
+}
+
+function runBackend(
+  ctx: Context,
+  env: Record<string, string>,
+  input: RequestBody | undefined,
+  options: { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer },
+  release: () => void,
 ): Promise<void> {
   const child = spawn('git', [...backendOptions(options.hooksDir), 'http-backend'], {
-    env: gitEnv(options.env),
+    env: gitEnv(env),
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true, // its own process group, so receive-pack and pack-objects die with it
   });
@@ -70,12 +87,30 @@ export function runHttpBackend(
   ctx.req.on('error', kill);
   child.stdin.on('error', () => {}); // the backend may stop reading early; its exit status tells why
   // A body already read (a short request) is written as it is; otherwise it streams through.
+  let refused: Error | undefined;
   if (options.body) child.stdin.end(options.body);
-  else ctx.req.pipe(child.stdin);
+  else {
+    input!.stream.pipe(child.stdin);
+    void input!.failed.then((err) => {
+      refused = err;
+      kill();
+    });
+  }
 
   let stderr = '';
   child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-4096)));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      release();
+      // What the backend did not read is read and dropped (never inflated), so the client
+      // finishes sending and gets the answer rather than stalling on a full socket.
+      if (!options.body) {
+        ctx.req.unpipe();
+        ctx.req.resume();
+      }
+      resolve(code);
+    }),
+  );
   child.on('error', (err) => options.log.error({ err, request_id: ctx.state.requestId }, 'could not run git http-backend'));
   const body = new PassThrough();
 
@@ -113,6 +148,7 @@ export function runHttpBackend(
         options.log.error({ err, request_id: ctx.state.requestId }, 'after git http-backend');
       }
       if (started) return body.end();
+      if (refused) return reject(refused);
       const error = emptyAnswerError(parsed?.status, code, stderr);
       if (error) return reject(error);
       start(Buffer.alloc(0)); // a clean, empty answer (a request with nothing to do)
@@ -125,6 +161,7 @@ export function runHttpBackend(
 export function emptyAnswerError(status: number | undefined, code: number | null, stderr: string): Error | null {
   if (status === undefined) return Object.assign(new Error(`git http-backend exited ${code} without a response`), { code });
   if (status === 404) return notFound('Not found');
+  if (stderr.includes('request was larger than our maximum size')) return new HttpError(413, 'payload_too_large', 'Request body is over its limit (10 MiB)');
   if (status >= 400) return new HttpError(status, status === 403 ? 'forbidden' : 'bad_request', 'git refused the request');
   if (stderr.trim() || code !== 0) return badRequest('git could not read the request');
   return null;

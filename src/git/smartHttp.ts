@@ -6,6 +6,7 @@ import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
 import { repoDir } from './bare.ts';
 import { runHttpBackend } from './cgi.ts';
+import { BackendSlots } from './backendLimits.ts';
 import { settleHead } from './head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
 import { newPushEntry, prepareJournal, readPush, sealPush, type PushEntry } from './pushJournal.ts';
@@ -53,6 +54,8 @@ export function gitMount(app: Koa, services: Services): void {
   const hooksReady = Promise.all([writeHooksDir(services.config.dataDir), prepareJournal(services.config.dataDir)]).then(([dir]) => dir);
   hooksReady.catch((err) => services.log.error({ err }, 'could not write the git hooks directory'));
   const lfs = lfsRoutes(services);
+  // Backends running at once in this process; more requests wait for a slot (CPU and memory stay bounded).
+  const slots = new BackendSlots(services.config.gitBackendConcurrency);
   app.use(async function smartHttp(ctx: Context, next: Next) {
     const target = parseGitPath(ctx.path);
     if (!target) return next();
@@ -88,6 +91,7 @@ export function gitMount(app: Koa, services: Services): void {
       log: services.log,
       onExit: () => (push ? landPush(services, repo, push) : Promise.resolve()),
       body: short,
+      slots,
     });
   });
 }

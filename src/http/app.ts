@@ -9,12 +9,17 @@ import { httpMetrics } from '../api/metrics.ts';
 /** Extra route groups mounted beside the API (Git transport, web UI), in order. */
 export type Mount = (app: Koa, services: Services) => void;
 
-/** Builds the Koa application: request ids, one error renderer, request logs, then every route group. */
+/** Builds the Koa application: nosniff, request ids, one error renderer, request logs, then every route group. */
 export function createApp(services: Services, mounts: Mount[] = []): Koa {
   const app = new Koa({ proxy: false });
   // Errors are rendered by errorRenderer; Koa's own handler would print stacks to stderr.
   app.silent = true;
   app.on('error', (err) => services.log.debug({ err }, 'koa error after response'));
+  // SPEC §7.8: no answer (API, UI, Git, LFS, errors) may be sniffed into another type.
+  app.use((ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    return next();
+  });
   app.use(requestId);
   app.use(requestLog(services.log));
   app.use(httpMetrics(services));

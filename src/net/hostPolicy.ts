@@ -34,10 +34,14 @@ export function parseHostPolicy(entries: string[]): HostPolicy {
     else if (entry === 'private') policy.private = true;
     else if (entry === 'loopback') policy.loopback = true;
     else if (entry === '*') policy.any = true;
-    else if (entry.includes('/')) {
+    else if (net.isIP(entry)) {
+      // A bare address is that address alone; as a name it could never match a literal.
+      const addr = judged(ipaddr.parse(entry));
+      policy.cidrs.push([addr, addr.kind() === 'ipv4' ? 32 : 128]);
+    } else if (entry.includes('/')) {
       try {
         const [addr, bits] = ipaddr.parseCIDR(entry);
-        policy.cidrs.push([normalize(addr), addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? bits - 96 : bits]);
+        policy.cidrs.push([mappedToIPv4(addr), addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? bits - 96 : bits]);
       } catch {
         throw new Error(`"${raw}" is not a CIDR`);
       }
@@ -47,15 +51,43 @@ export function parseHostPolicy(entries: string[]): HostPolicy {
   return policy;
 }
 
-function normalize(addr: Address): Address {
+/** `::ffff:a.b.c.d` as a.b.c.d: the kernel connects to one exactly as to the other. */
+function mappedToIPv4(addr: Address): Address {
   return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? (addr as ipaddr.IPv6).toIPv4Address() : addr;
+}
+
+function ipv4(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, or null: mapped `::ffff:0:0/96`, translated
+ * `::ffff:0:0:0/96`, IPv4-compatible `::/96` (but `::` and `::1`, which are IPv6's own),
+ * NAT64 `64:ff9b::/96`, 6to4 `2002::/16` (bits 16–47) and Teredo `2001::/32` (the client,
+ * the last 32 bits inverted). Traffic to these reaches, or is translated to, that IPv4 host.
+ */
+export function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = addr.parts;
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && p[5] === 0xffff) return ipv4(p[6], p[7]);
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return ipv4(p[6], p[7]);
+  if (zero(0, 6)) return p[6] === 0 && p[7] <= 1 ? null : ipv4(p[6], p[7]);
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return ipv4(p[6], p[7]);
+  if (p[0] === 0x2002) return ipv4(p[1], p[2]);
+  if (p[0] === 0x2001 && p[1] === 0) return ipv4(p[6] ^ 0xffff, p[7] ^ 0xffff);
+  return null;
+}
+
+/** The address the policy judges: the embedded IPv4 address of an IPv6 form that carries one, else the address itself. */
+function judged(addr: Address): Address {
+  return (addr.kind() === 'ipv6' && embeddedIPv4(addr as ipaddr.IPv6)) || addr;
 }
 
 /** Parses an IP literal in any spelling a URL parser accepts ("127.1", "[::ffff:7f00:1]"); null for names. */
 export function literalAddress(host: string): Address | null {
   const bare = host.replace(/^\[|\]$/g, '');
   if (!net.isIP(bare)) return null;
-  return normalize(ipaddr.parse(bare));
+  return mappedToIPv4(ipaddr.parse(bare));
 }
 
 function nameAllowed(policy: HostPolicy, hostname: string | undefined): boolean {
@@ -66,8 +98,10 @@ function nameAllowed(policy: HostPolicy, hostname: string | undefined): boolean 
 
 /** Whether the policy lets a connection reach `address` (reached through `hostname`, if a name was used). */
 export function addressAllowed(policy: HostPolicy, address: string | Address, hostname?: string): boolean {
-  const addr = typeof address === 'string' ? literalAddress(address) : normalize(address);
-  if (!addr) return false;
+  const given = typeof address === 'string' ? literalAddress(address) : address;
+  if (!given) return false;
+  // SECURITY: `::127.0.0.1`, `64:ff9b::a9fe:a9fe`, `2002:7f00:1::` reach IPv4 hosts; judge those.
+  const addr = judged(given);
   const range = addr.range();
   if (range === 'unspecified') return false; // 0.0.0.0 and :: never
   const inCidr = policy.cidrs.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net as any, bits));
@@ -98,5 +132,5 @@ export async function resolveAllowed(policy: HostPolicy, host: string): Promise<
     throw Object.assign(new Error(`could not resolve ${host}`), { code: 'ENOTFOUND' });
   }
   if (found.length === 0 || found.some((a) => !addressAllowed(policy, a.address, host))) throw new HostPolicyError();
-  return found.map((a) => normalize(ipaddr.parse(a.address)).toString());
+  return found.map((a) => mappedToIPv4(ipaddr.parse(a.address)).toString());
 }

@@ -1,32 +1,50 @@
 import { HostPolicyError, addressAllowed, literalAddress, resolveAllowed, type HostPolicy } from '../net/hostPolicy.ts';
 
-/** Longest payload URL accepted (SPEC §5.2). */
+/** Longest payload URL accepted (SPEC §5.2), as given and as stored. */
 export const MAX_URL_LENGTH = 2048;
 
 /**
- * Why a payload URL cannot be accepted, or null when it can: absolute http(s), no user
- * info, at most 2048 characters, and a host the policy allows. A literal IP is judged
- * in whatever spelling it came (the URL parser normalizes `127.1`, `0x7f.1`, `2130706433`);
- * a name is judged on every address it resolves to now, and again at every attempt.
+ * Refused anywhere in a payload URL as given: control characters (C0, DEL, C1), spaces
+ * and backslashes. The URL parser would drop tabs and line breaks, trim spaces and read
+ * `\` as `/`, so what was typed and where requests go would differ; a clear 422 is better.
  */
-export async function targetProblem(policy: HostPolicy, url: string): Promise<string | null> {
-  if (url.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+const UNSAFE = /[\u0000-\u0020\u007f-\u009f\\]/;
+
+/** A payload URL checked: the normalized form to store and send to, or why it cannot be accepted. */
+export type TargetCheck = { url: string; problem?: undefined } | { url?: undefined; problem: string };
+
+/**
+ * Checks a payload URL: absolute http(s), no user info, no control characters, spaces or
+ * backslashes, at most 2048 characters, and a host the policy allows. Answers the URL as
+ * the WHATWG parser normalizes it (`HTTP://127.1/a/../b` is `http://127.0.0.1/b`), which
+ * is what is stored, shown and sent to. A literal IP is judged in whatever spelling it
+ * came; a name is judged on every address it resolves to now, and again at every attempt.
+ * A name that does not resolve (yet) is accepted, as on GitHub and Gitea: its attempts
+ * fail with `dns error` until it does.
+ */
+export async function checkTarget(policy: HostPolicy, raw: string): Promise<TargetCheck> {
+  if (raw.length > MAX_URL_LENGTH) return { problem: `must be at most ${MAX_URL_LENGTH} characters` };
+  if (UNSAFE.test(raw)) return { problem: 'must not contain spaces, control characters or backslashes' };
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(raw);
   } catch {
-    return 'must be an absolute http or https URL';
+    return { problem: 'must be an absolute http or https URL' };
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an absolute http or https URL';
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { problem: 'must be an absolute http or https URL' };
   // SECURITY: credentials in a payload URL would be stored and shown; refuse them (SPEC §7.2).
-  if (parsed.username !== '' || parsed.password !== '') return 'must not contain user info';
-  if (parsed.hostname === '') return 'must name a host';
+  if (parsed.username !== '' || parsed.password !== '') return { problem: 'must not contain user info' };
+  if (parsed.hostname === '') return { problem: 'must name a host' };
+  parsed.hash = ''; // never sent
+  const url = parsed.href;
+  if (url.length > MAX_URL_LENGTH) return { problem: `must be at most ${MAX_URL_LENGTH} characters once normalized` };
   const literal = literalAddress(parsed.hostname);
-  if (literal) return addressAllowed(policy, literal) ? null : 'is blocked by host policy';
+  if (literal) return addressAllowed(policy, literal) ? { url } : { problem: 'is blocked by host policy' };
   try {
     await resolveAllowed(policy, parsed.hostname);
-    return null;
   } catch (err) {
-    return err instanceof HostPolicyError ? 'is blocked by host policy' : 'has a host name that does not resolve';
+    if (err instanceof HostPolicyError) return { problem: 'is blocked by host policy' };
+    // Not resolvable now: accepted; the connector checks whatever it resolves to at every attempt.
   }
+  return { url };
 }

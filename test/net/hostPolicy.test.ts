@@ -40,3 +40,53 @@ t.test('a name is judged by the addresses it resolves to', async (t) => {
   const addrs = await resolveAllowed(parseHostPolicy(['loopback']), 'localhost');
   t.ok(addrs.length > 0 && addrs.every((a) => a === '127.0.0.1' || a === '::1'));
 });
+
+/** IPv6 spellings that carry 127.0.0.1, 169.254.169.254, 10.0.0.1 and 192.168.0.1 inside them. */
+const EMBEDDED_INTERNAL = [
+  '::127.0.0.1', '::7f00:1', '::a9fe:a9fe', '::a00:1', '::c0a8:1', // IPv4-compatible ::/96
+  '::ffff:a9fe:a9fe', '::ffff:0:7f00:1', // mapped, translated
+  '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::10.0.0.1', // NAT64
+  '2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:1:5::9', // 6to4
+  '2001:0:4136:e378:8000:63bf:80ff:fffe', // Teredo, client 127.0.0.1 (inverted 80ff:fffe)
+  '2001:0:4136:e378:8000:63bf:f5ff:fffe', // Teredo, client 10.0.0.1
+];
+
+t.test('IPv6 forms that embed an IPv4 address are judged by the embedded address', async (t) => {
+  const external = parseHostPolicy(['external']);
+  for (const addr of EMBEDDED_INTERNAL) {
+    t.notOk(addressAllowed(external, addr), `${addr} refused under external`);
+    t.notOk(addressAllowed(external, host(`http://[${addr}]/`)), `${addr} refused as a URL host`);
+  }
+  t.ok(addressAllowed(external, '::808:808'), 'IPv4-compatible public address');
+  t.ok(addressAllowed(external, '64:ff9b::8.8.8.8'), 'NAT64 of a public address');
+  t.ok(addressAllowed(external, '2002:808:808::1'), '6to4 of a public address');
+  t.ok(addressAllowed(external, '2001:0:4136:e378:8000:63bf:f7f7:f7f7'), 'Teredo client 8.8.8.8');
+  const loopback = parseHostPolicy(['loopback']);
+  t.ok(addressAllowed(loopback, '::7f00:1'), 'loopback opens ::127.0.0.1');
+  t.ok(addressAllowed(loopback, '::1'), '::1 stays IPv6 loopback');
+  t.notOk(addressAllowed(loopback, '::a00:1'));
+  t.notOk(addressAllowed(parseHostPolicy(['*']), '::a9fe:a9fe'), 'metadata needs a CIDR, however it is spelled');
+  t.ok(addressAllowed(parseHostPolicy(['169.254.169.254/32']), '64:ff9b::a9fe:a9fe'), 'an IPv4 CIDR matches the embedded address');
+  t.ok(addressAllowed(parseHostPolicy(['private']), '2002:c0a8:1::'));
+  t.notOk(addressAllowed(external, '::2'), '::0.0.0.2 is in 0.0.0.0/8');
+});
+
+t.test('resolved addresses that embed an internal IPv4 address are refused at connect time', async (t) => {
+  const external = parseHostPolicy(['external']);
+  for (const addr of EMBEDDED_INTERNAL) await t.rejects(resolveAllowed(external, addr), { code: 'EHOSTPOLICY' }, addr);
+  t.same(await resolveAllowed(parseHostPolicy(['loopback']), '::7f00:1'), ['::7f00:1'], 'connects to the address checked, as given');
+});
+
+t.test('a bare IP in the list means that address alone (/32, /128)', async (t) => {
+  const policy = parseHostPolicy(['10.1.2.3', 'fd00::5', '::ffff:10.9.9.9']);
+  t.ok(addressAllowed(policy, '10.1.2.3'));
+  t.notOk(addressAllowed(policy, '10.1.2.4'));
+  t.ok(addressAllowed(policy, 'fd00::5'));
+  t.notOk(addressAllowed(policy, 'fd00::6'));
+  t.ok(addressAllowed(policy, '10.9.9.9'), 'a mapped entry is its IPv4 address');
+  t.ok(addressAllowed(policy, '::ffff:10.1.2.3'), 'a mapped spelling of a listed address');
+  t.notOk(addressAllowed(policy, '8.8.8.8'), 'nothing else');
+  t.same(policy.names, [], 'not taken for a host name');
+  t.ok(addressAllowed(parseHostPolicy(['169.254.169.254']), '169.254.169.254'), 'a bare metadata address names it as a CIDR would');
+  t.notOk(addressAllowed(parseHostPolicy(['0.0.0.0']), '0.0.0.0'), 'unspecified never');
+});
