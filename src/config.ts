@@ -22,6 +22,11 @@ export interface Config {
   importConcurrency: number;
   importTimeoutMs: number;
   logLevel: string;
+  /**
+   * SECRET_KEY: the 32-byte key that seals webhook secrets and import credentials at rest.
+   * Unset in the environment, start-up (src/secrets/boot.ts) fills it in from DATA_DIR.
+   */
+  secretKey: Buffer | undefined;
 }
 
 /** Raised when an environment variable holds a value Wharf cannot use. */
@@ -83,6 +88,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (sourceAddress !== undefined && !/^[0-9a-fA-F:.]+$/.test(sourceAddress)) {
     throw new ConfigError('DELIVERY_SOURCE_ADDRESS', `expected an IP address, got "${sourceAddress}"`);
   }
+  const secretKeyText = env.SECRET_KEY || undefined;
+  // The value is never echoed: it is the key.
+  if (secretKeyText !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKeyText)) {
+    throw new ConfigError('SECRET_KEY', `expected 64 hexadecimal characters (32 bytes), got ${secretKeyText.length} characters`);
+  }
   const webhookTimeoutMs = duration('WEBHOOK_TIMEOUT', get('WEBHOOK_TIMEOUT', '10s'));
   if (webhookTimeoutMs <= 0) throw new ConfigError('WEBHOOK_TIMEOUT', 'must be more than zero');
   return {
@@ -104,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
     logLevel,
+    secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     ...overrides,
   };
 }
