@@ -24,6 +24,11 @@ export interface Config {
   importTimeoutMs: number;
   gitBackendConcurrency: number;
   logLevel: string;
+  /**
+   * SECRET_KEY: the 32-byte key that seals webhook secrets and import credentials at rest.
+   * Unset in the environment, start-up (src/secrets/boot.ts) fills it in from DATA_DIR.
+   */
+  secretKey: Buffer | undefined;
 }
 
 /** Raised when an environment variable holds a value Wharf cannot use. */
@@ -85,6 +90,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (sourceAddress !== undefined && !/^[0-9a-fA-F:.]+$/.test(sourceAddress)) {
     throw new ConfigError('DELIVERY_SOURCE_ADDRESS', `expected an IP address, got "${sourceAddress}"`);
   }
+  const secretKeyText = env.SECRET_KEY || undefined;
+  // The value is never echoed: it is the key.
+  if (secretKeyText !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKeyText)) {
+    throw new ConfigError('SECRET_KEY', `expected 64 hexadecimal characters (32 bytes), got ${secretKeyText.length} characters`);
+  }
   const webhookTimeoutMs = duration('WEBHOOK_TIMEOUT', get('WEBHOOK_TIMEOUT', '10s'));
   if (webhookTimeoutMs <= 0) throw new ConfigError('WEBHOOK_TIMEOUT', 'must be more than zero');
   return {
@@ -107,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
     gitBackendConcurrency: integer('GIT_BACKEND_CONCURRENCY', get('GIT_BACKEND_CONCURRENCY', String(Math.max(4, 2 * os.availableParallelism()))), 1, 1000),
     logLevel,
+    secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     ...overrides,
   };
 }

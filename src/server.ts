@@ -8,6 +8,7 @@ import { createApp, type Mount } from './http/app.ts';
 import type { Services } from './services.ts';
 import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
 import { MOUNTS, WORKERS } from './components.ts';
+import { openSecrets } from './secrets/boot.ts';
 
 /** A background part of the service (delivery dispatcher, import runner) started and stopped with it. */
 export interface Worker {
@@ -27,14 +28,23 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Opens the database, migrates, creates the first admin on an empty database, serves, and starts the workers. */
+/**
+ * Opens the database, migrates, loads the secret key (refusing one that does not open the
+ * stored secrets), creates the first admin on an empty database, serves, and starts the workers.
+ */
 export async function startServer(
   config: Config,
   options: { db?: Db; logDestination?: NodeJS.WritableStream; mounts?: Mount[]; workers?: WorkerFactory[] } = {},
 ): Promise<RunningServer> {
   const log = createLogger(config.logLevel, options.logDestination);
   const db = options.db ?? connect(config.databaseUrl);
-  await migrate(db);
+  try {
+    await migrate(db);
+    config = await openSecrets(config, db);
+  } catch (err) {
+    if (!options.db) await db.destroy();
+    throw err;
+  }
   const first = await bootstrap(db, config);
   // Listen before building the app so that, with PORT=0, BASE_URL carries the real port.
   const server = http.createServer();

@@ -109,7 +109,7 @@ export function webhookRoutes(router: Router, services: Services) {
   router.patch('/repos/:org/:repo/webhooks/:id', owner, jsonBody(), async (ctx) => {
     const hook = await hookOfRepo(services, ctx);
     const input = await checkInput(config, parseUpdate(ctx.request.body ?? {}));
-    const updated = await updateWebhook(db, hook.id, input).catch(refused);
+    const updated = await updateWebhook(db, config, hook.id, input).catch(refused);
     if (!updated) throw notFound('Webhook not found');
     ctx.body = (await present([updated]))[0];
   });

@@ -8,6 +8,7 @@ import { isValidName } from '../domain/names.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
 import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, type ImportJob } from '../import/jobs.ts';
 import { createImportRunner } from '../import/runner.ts';
+import { openSecrets } from '../secrets/boot.ts';
 import { EXIT, CliError, type RunWrapper } from './main.ts';
 
 function targetArg(value: string): { org: string; name: string } {
@@ -57,11 +58,13 @@ export function importCommand(program: Command, run: RunWrapper) {
         const runner = createImportRunner(services);
         try {
           await migrate(db);
+          // The runner reads services.config when a job runs: it gets the checked key.
+          services.config = await openSecrets(config, db);
           const org = await findOrg(db, target.org);
           if (!org) throw new CliError(`no organization named ${target.org}`);
           let job: ImportJob;
           try {
-            job = await createImportJob(db, config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password });
+            job = await createImportJob(db, services.config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password });
           } catch (err) {
             if (!(err instanceof ImportRequestError)) throw err;
             if (err.kind === 'conflict') throw new CliError(err.message);
@@ -69,7 +72,7 @@ export function importCommand(program: Command, run: RunWrapper) {
             return EXIT.usage;
           }
           process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
-          const interrupted = () => void cancelImportJob(db, config, job).then(() => services.signals.emit('import-cancel', job.id));
+          const interrupted = () => void cancelImportJob(db, services.config, job).then(() => services.signals.emit('import-cancel', job.id));
           process.once('SIGINT', interrupted);
           await runner.start();
           job = await follow(db, job.id);

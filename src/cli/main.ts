@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { serveCommand } from './serve.ts';
 import { adminCommands } from './admin.ts';
 import { importCommand } from './import.ts';
+import { rotateKeyCommand } from './rotateKey.ts';
 import { version } from '../version.ts';
 
 /** Exit codes of every wharf command. */
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   serveCommand(program, run);
   adminCommands(program, run);
   importCommand(program, run);
+  rotateKeyCommand(program, run);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

@@ -1,24 +1,29 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import { standardWebhooksKey } from '../webhooks/secret.ts';
+import { openWebhookSecret, standardWebhooksKey } from '../webhooks/secret.ts';
 import { version } from '../version.ts';
 
 const USER_AGENT = `Wharf-Hookshot/${version}`;
 
-/** The signing keys of a secret, made once: every delivery of a webhook is signed with the same ones. */
+/**
+ * The signing keys of a stored (sealed) secret, made once: every delivery of a webhook
+ * is signed with the same ones, so the secret is opened (AES-GCM) once per stored value,
+ * not once per attempt. A changed or re-sealed secret is a new stored value, a new entry.
+ */
 const keys = new Map<string, { signature: KeyObject; standard: KeyObject | null }>();
 
-function keysOf(secret: string) {
-  let k = keys.get(secret);
+function keysOf(stored: string) {
+  let k = keys.get(stored);
   if (k === undefined) {
     if (keys.size > 10_000) keys.clear();
+    const secret = openWebhookSecret(stored);
     const standard = standardWebhooksKey(secret);
-    keys.set(secret, (k = { signature: createSecretKey(Buffer.from(secret, 'utf8')), standard: standard && createSecretKey(standard) }));
+    keys.set(stored, (k = { signature: createSecretKey(Buffer.from(secret, 'utf8')), standard: standard && createSecretKey(standard) }));
   }
   return k;
 }
 
 /**
- * The headers of one attempt (SPEC §5.3). `X-Service-Signature` is the lowercase hex
+ * The headers of one attempt (SPEC §5.3); `secret` is the webhook's stored (sealed) secret. `X-Service-Signature` is the lowercase hex
  * HMAC-SHA256 of the exact body bytes keyed by the secret's UTF-8 bytes; for a
  * `whsec_` secret the Standard Webhooks headers are added too, signed over
  * `guid.timestamp.body` with the decoded key, with a fresh timestamp on every attempt

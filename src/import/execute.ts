@@ -11,6 +11,7 @@ import { failJob, releaseJob, renewLease } from './claim.ts';
 import { scrubSecrets } from './gitErrors.ts';
 import { jobTempDir, type ImportJob } from './jobs.ts';
 import { parseSourceUrl, type Credentials } from './url.ts';
+import { openCredentials } from '../secrets/credentials.ts';
 import type { Progress } from './progress.ts';
 
 /** Knobs of the runner; tests set small values to force the paths big sources take. */
@@ -45,7 +46,7 @@ export type StopReason = 'shutdown' | 'canceled' | 'timeout';
 export async function executeJob(services: Services, job: ImportJob, owner: string, options: Required<RunnerOptions>, signal: AbortSignal): Promise<void> {
   const { db, config, log } = services;
   const tmp = jobTempDir(config, job.id);
-  const credentials: Credentials | null = job.credentials ? JSON.parse(job.credentials) : null;
+  const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
   let lastWrite = 0;
   let writes: Promise<unknown> = Promise.resolve();
   // Progress writes go one after another, so a late one never lands after the next phase's.

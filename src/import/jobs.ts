@@ -9,6 +9,7 @@ import { isValidName } from '../domain/names.ts';
 import { findRepository, VISIBILITIES, type Visibility } from '../domain/repos.ts';
 import type { Org, User } from '../domain/accounts.ts';
 import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './url.ts';
+import { sealCredentials } from '../secrets/credentials.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -95,7 +96,7 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
       .insert({
         status: 'queued',
         source_url: source.display,
-        credentials: credentials ? JSON.stringify(credentials) : null,
+        credentials: credentials ? sealCredentials(config, credentials) : null,
         target_org_id: org.id,
         name: input.name,
         visibility,

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
-import { generateSecret } from './secret.ts';
+import { generateSecret, sealWebhookSecret } from './secret.ts';
 import { MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
 import { insertPing } from './ping.ts';
 import type { Repository } from '../domain/repos.ts';
@@ -60,7 +60,7 @@ export async function createWebhook(db: Db, config: Config, repo: Repository, se
           repository_id: repo.id,
           url: input.url,
           content_type: 'json',
-          secret,
+          secret: sealWebhookSecret(config, secret),
           events: JSON.stringify(input.events ?? ['push']),
           active: input.active ?? true,
           branch_filter: input.branch_filter ?? null,
@@ -81,11 +81,11 @@ export async function createWebhook(db: Db, config: Config, repo: Repository, se
   return { webhook, secret };
 }
 
-/** Applies a partial update; undefined when the webhook is gone. */
-export async function updateWebhook(db: Db, id: number, input: WebhookInput): Promise<Webhook | undefined> {
+/** Applies a partial update (a new secret is sealed with the configuration's key); undefined when the webhook is gone. */
+export async function updateWebhook(db: Db, config: Config, id: number, input: WebhookInput): Promise<Webhook | undefined> {
   const patch: Record<string, unknown> = { updated_at: Date.now() };
   if (input.url !== undefined) patch.url = input.url;
-  if (input.secret !== undefined) patch.secret = input.secret;
+  if (input.secret !== undefined) patch.secret = sealWebhookSecret(config, input.secret);
   if (input.events !== undefined) patch.events = JSON.stringify(input.events);
   if (input.active !== undefined) patch.active = input.active;
   if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
