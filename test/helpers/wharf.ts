@@ -1,3 +1,4 @@
+import { sealWebhookSecret } from '../../src/webhooks/secret.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -145,5 +146,5 @@ export async function buildRepo(w: TestWharf, org: string, name: string, visibil
  */
 export async function listenToEvents(w: TestWharf, repo: Repository): Promise<void> {
   const now = Date.now();
-  await w.running.services.db('webhooks').insert({ repository_id: repo.id, url: 'http://127.0.0.1:9/events', secret: 'listener', events: '["*"]', active: true, created_at: now, updated_at: now });
+  await w.running.services.db('webhooks').insert({ repository_id: repo.id, url: 'http://127.0.0.1:9/events', secret: sealWebhookSecret(w.running.services.config, 'listener'), events: '["*"]', active: true, created_at: now, updated_at: now });
 }
