@@ -4,12 +4,13 @@ import { apiRouters } from '../api/index.ts';
 import { requestId } from './requestId.ts';
 import { errorRenderer } from './onerror.ts';
 import { requestLog } from './requestLog.ts';
+import { refuseBadInput } from './inputGuard.ts';
 import { httpMetrics } from '../api/metrics.ts';
 
 /** Extra route groups mounted beside the API (Git transport, web UI), in order. */
 export type Mount = (app: Koa, services: Services) => void;
 
-/** Builds the Koa application: request ids, one error renderer, request logs, then every route group. */
+/** Builds the Koa application: request ids, request logs, one error renderer, the bad-input guard, then every route group. */
 export function createApp(services: Services, mounts: Mount[] = []): Koa {
   const app = new Koa({ proxy: false });
   // Errors are rendered by errorRenderer; Koa's own handler would print stacks to stderr.
@@ -19,6 +20,7 @@ export function createApp(services: Services, mounts: Mount[] = []): Koa {
   app.use(requestLog(services.log));
   app.use(httpMetrics(services));
   app.use(errorRenderer(services.log));
+  app.use(refuseBadInput);
   for (const mount of mounts) mount(app, services);
   // No allowedMethods(): an unsupported method is a 404 like any unknown path, as on GitHub.
   for (const router of apiRouters(services)) app.use(router.routes());
