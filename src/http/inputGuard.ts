@@ -37,24 +37,29 @@ export async function refuseBadInput(ctx: Context, next: Next) {
   await next();
 }
 
-/** JSON Pointers to every string (value or key) in a parsed JSON value that holds a NUL or a lone surrogate. */
-export function badTextIn(value: unknown, pointer = '', found: ErrorDetail[] = []): ErrorDetail[] {
+/** How deep a JSON body may nest: far more than any schema uses, far less than what exhausts the stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/** JSON Pointers to every string (value or key) in a parsed JSON value that holds a NUL or a lone surrogate, and to nesting past MAX_JSON_DEPTH. */
+export function badTextIn(value: unknown, pointer = '', found: ErrorDetail[] = [], depth = 0): ErrorDetail[] {
   if (found.length >= 20) return found;
-  if (typeof value === 'string') {
+  if (depth > MAX_JSON_DEPTH && value !== null && typeof value === 'object') {
+    found.push({ path: pointer, message: `is nested more than ${MAX_JSON_DEPTH} levels deep` });
+  } else if (typeof value === 'string') {
     if (isBadText(value)) found.push({ path: pointer || '/', message: 'must not hold NUL bytes or invalid Unicode' });
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => badTextIn(item, `${pointer}/${i}`, found));
+    value.forEach((item, i) => badTextIn(item, `${pointer}/${i}`, found, depth + 1));
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       const escaped = key.replace(/~/g, '~0').replace(/\//g, '~1');
       if (isBadText(key)) found.push({ path: `${pointer}/${escaped}`, message: 'is a key with NUL bytes or invalid Unicode' });
-      badTextIn(item, `${pointer}/${escaped}`, found);
+      badTextIn(item, `${pointer}/${escaped}`, found, depth + 1);
     }
   }
   return found;
 }
 
-/** Throws a 422 naming every string of a parsed JSON body that no database column should get. */
+/** Throws a 422 naming every string of a parsed JSON body that no database column should get, and nesting too deep to walk. */
 export function refuseBadText(value: unknown): void {
   const found = badTextIn(value);
   if (found.length > 0) throw validationFailed(found);
