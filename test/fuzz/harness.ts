@@ -48,7 +48,7 @@ export const junkText: fc.Arbitrary<string> = fc.oneof(
 /** A path segment: a real name sometimes, junk %-escaped (NUL, bad UTF-8) otherwise. */
 export const junkSegment = (...real: string[]): fc.Arbitrary<string> =>
   fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom(...real) },
+    { weight: 6, arbitrary: fc.constantFrom(...real) },
     { weight: 2, arbitrary: junkText.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, '')) || 'x') },
     { weight: 1, arbitrary: fc.constantFrom('%00', 'a%00b', '%ff', '%ed%a0%80', '%C0%AF', '%', '%zz', '..', '%2e%2e', '%2F') },
   );
