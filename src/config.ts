@@ -29,6 +29,20 @@ export interface Config {
    * Unset in the environment, start-up (src/secrets/boot.ts) fills it in from DATA_DIR.
    */
   secretKey: Buffer | undefined;
+  /** Requests allowed per token and per anonymous client address (SPEC §2); null when RATE_LIMIT=off. */
+  rateLimit: RateLimits | null;
+}
+
+/** So many requests per window. */
+export interface Quota {
+  points: number;
+  durationMs: number;
+}
+
+/** The two quotas of RATE_LIMIT: per token, and per anonymous client address. */
+export interface RateLimits {
+  token: Quota;
+  anonymous: Quota;
 }
 
 /** Raised when an environment variable holds a value Wharf cannot use. */
@@ -63,6 +77,22 @@ function duration(name: string, value: string): number {
   const ms = parseDuration(value);
   if (ms === undefined) throw new ConfigError(name, `expected a duration such as 30s, 5m, 6h or 30d, got "${value}"`);
   return ms;
+}
+
+/** Reads RATE_LIMIT: `off`, or `<token quota>[,<anonymous quota>]`, each `<requests>/<window>` such as 5000/1h. */
+function rateLimits(value: string): RateLimits | null {
+  if (value === 'off') return null;
+  const quotas = list(value).map((item) => {
+    const m = /^(\d{1,9})\/(\S+)$/.exec(item);
+    const durationMs = m ? parseDuration(m[2]) : undefined;
+    // The window is counted in whole seconds; a request quota of 0 would refuse everything.
+    if (!m || Number(m[1]) < 1 || durationMs === undefined || durationMs < 1000 || durationMs % 1000 !== 0 || durationMs > 366 * 86_400_000) {
+      throw new ConfigError('RATE_LIMIT', `expected off or <requests>/<window>[,<requests>/<window>] for token,anonymous (e.g. 5000/1h,1000/1h), got "${value}"`);
+    }
+    return { points: Number(m[1]), durationMs };
+  });
+  if (quotas.length < 1 || quotas.length > 2) throw new ConfigError('RATE_LIMIT', `expected one or two quotas (token,anonymous), got "${value}"`);
+  return { token: quotas[0], anonymous: quotas[1] ?? quotas[0] };
 }
 
 /** Builds the configuration from an environment (process.env by default); throws ConfigError on a bad value. */
@@ -118,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     gitBackendConcurrency: integer('GIT_BACKEND_CONCURRENCY', get('GIT_BACKEND_CONCURRENCY', String(Math.max(4, 2 * os.availableParallelism()))), 1, 1000),
     logLevel,
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
+    rateLimit: rateLimits(get('RATE_LIMIT', '5000/1h,1000/1h')),
     ...overrides,
   };
 }

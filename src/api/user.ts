@@ -9,6 +9,9 @@ import { parseDuration } from '../util/duration.ts';
 import { idParam } from './params.ts';
 import { iso } from './present.ts';
 
+/** The longest lifetime a token may be given: a year, with room for a leap day. */
+const MAX_TOKEN_LIFETIME_MS = 366 * 86_400_000;
+
 const parseNewToken = compile({
   type: 'object',
   additionalProperties: false,
@@ -32,6 +35,7 @@ export function userRoutes(router: Router, { db }: Services) {
     if (input.expires_in !== undefined) {
       expiresIn = parseDuration(input.expires_in);
       if (!expiresIn) throw validationFailed([{ path: '/expires_in', message: 'must be a duration such as 30d, 12h or 90m' }]);
+      if (expiresIn > MAX_TOKEN_LIFETIME_MS) throw validationFailed([{ path: '/expires_in', message: 'must be at most 366d' }]);
     }
     const issued = await issueToken(db, ctx.state.user.id, input.name, expiresIn);
     ctx.status = 201;

@@ -64,7 +64,9 @@ export function gitMount(app: Koa, services: Services): void {
     if (!op) throw notFound('Not a Git smart-HTTP path');
     ctx._matchedRoute = `git ${op.service}`;
     const creating = op.service === 'git-receive-pack';
-    const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating });
+    // Only a push the backend will take creates a repository: a wrong content type would be refused after the creation.
+    const pushable = ctx.method === 'GET' || ctx.get('content-type') === 'application/x-git-receive-pack-request';
+    const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating && pushable });
     const user = ctx.state.user ?? null;
     const short = ctx.method === 'POST' ? await readShortBody(ctx) : undefined;
     if (creating && short?.equals(FLUSH_PKT) && ctx.get('content-type') === 'application/x-git-receive-pack-request') return answerProbe(ctx);

@@ -4,12 +4,21 @@ import { apiRouters } from '../api/index.ts';
 import { requestId } from './requestId.ts';
 import { errorRenderer } from './onerror.ts';
 import { requestLog } from './requestLog.ts';
+import { refuseBadInput } from './inputGuard.ts';
+import { rateLimit } from './rateLimit.ts';
+import { parseGitPath } from '../git/smartHttp.ts';
 import { httpMetrics } from '../api/metrics.ts';
+
+/** Paths the rate limit counts: the API (but its health check) and Git and LFS transport. */
+function isLimited(path: string): boolean {
+  if (path.startsWith('/api/')) return path !== '/api/v1/health';
+  return parseGitPath(path) !== null;
+}
 
 /** Extra route groups mounted beside the API (Git transport, web UI), in order. */
 export type Mount = (app: Koa, services: Services) => void;
 
-/** Builds the Koa application: nosniff, request ids, one error renderer, request logs, then every route group. */
+/** Builds the Koa application: nosniff, request ids, request logs, one error renderer, the bad-input guard, the rate limit, then every route group. */
 export function createApp(services: Services, mounts: Mount[] = []): Koa {
   const app = new Koa({ proxy: false });
   // Errors are rendered by errorRenderer; Koa's own handler would print stacks to stderr.
@@ -24,6 +33,9 @@ export function createApp(services: Services, mounts: Mount[] = []): Koa {
   app.use(requestLog(services.log));
   app.use(httpMetrics(services));
   app.use(errorRenderer(services.log));
+  app.use(refuseBadInput);
+  const limiter = rateLimit(services, isLimited);
+  if (limiter) app.use(limiter);
   for (const mount of mounts) mount(app, services);
   // No allowedMethods(): an unsupported method is a 404 like any unknown path, as on GitHub.
   for (const router of apiRouters(services)) app.use(router.routes());

@@ -1,6 +1,9 @@
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from './errors.ts';
+import { refuseBadText } from './inputGuard.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Default body limit of every JSON endpoint (SPEC §4). */
 export const JSON_LIMIT = 1024 * 1024;
@@ -8,7 +11,8 @@ export const JSON_LIMIT = 1024 * 1024;
 /**
  * Parses a JSON request body into ctx.request.body, refusing bodies over `limit`
  * (413, from Content-Length before reading when declared), non-JSON bodies (415)
- * and malformed JSON (400). An empty body leaves ctx.request.body undefined.
+ * malformed JSON or bytes that are not UTF-8 (400), and strings holding a NUL or a lone
+ * surrogate (422: Postgres refuses them). An empty body leaves ctx.request.body undefined.
  */
 export function jsonBody(limit = JSON_LIMIT) {
   return async function parseJson(ctx: Context, next: Next) {
@@ -17,19 +21,29 @@ export function jsonBody(limit = JSON_LIMIT) {
     if (!hasBody) return next();
     if (declared > limit) throw payloadTooLarge(limit);
     if (!ctx.is('application/json', '+json')) throw unsupportedMediaType();
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await getRawBody(ctx.req, { limit, encoding: 'utf8', length: declared || undefined });
+      bytes = await getRawBody(ctx.req, { limit, length: declared || undefined });
     } catch (err: any) {
       if (err?.type === 'entity.too.large') throw payloadTooLarge(limit);
       throw badRequest('Could not read the request body');
     }
-    if (text.trim() === '') return next();
+    let text: string;
     try {
-      (ctx.request as any).body = JSON.parse(text);
+      // Not-UTF-8 bytes would otherwise turn silently into U+FFFD.
+      text = utf8.decode(bytes);
+    } catch {
+      throw badRequest('Request body is not valid UTF-8');
+    }
+    if (text.trim() === '') return next();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
     } catch {
       throw badRequest('Malformed JSON');
     }
+    refuseBadText(parsed);
+    (ctx.request as any).body = parsed;
     return next();
   };
 }

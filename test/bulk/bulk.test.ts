@@ -59,7 +59,9 @@ t.test('bulk: one invalid record among valid ones writes nothing; details name e
   isError(t, await w.api('POST', path, { body: { on_conflict: 'skip' } }), 422, 'validation_failed', ['/issues']);
   isError(t, await w.api('POST', path, { body: [record(1)] }), 422, 'validation_failed');
   isError(t, await w.api('POST', path, { body: { issues: [record(0)] } }), 422, 'validation_failed', ['/issues/0/number']);
-  isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2, { body: 'nul \u0000' }), record(2147483648)] } }), 422, 'validation_failed', ['/issues/1/body', '/issues/2/number']);
+  // A NUL is refused as the body is read, before the schema runs: its detail comes alone.
+  isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2, { body: 'nul \u0000' }), record(2147483648)] } }), 422, 'validation_failed', ['/issues/1/body']);
+  isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2147483648)] } }), 422, 'validation_failed', ['/issues/1/number']);
   t.equal(await issueCount(w), 0);
 });
 

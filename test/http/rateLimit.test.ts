@@ -1,0 +1,120 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { buildRepo, buildUser, startWharf, type ApiAnswer } from '../helpers/wharf.ts';
+import { createTestDatabase, postgresUrl } from '../helpers/database.ts';
+import { WHARF_BIN } from '../helpers/cli.ts';
+import { loadConfig, ConfigError } from '../../src/config.ts';
+
+/** Asserts a 429 with Retry-After within the window and SPEC §4's body. */
+function isRateLimited(t: Test, answer: ApiAnswer, windowSeconds: number) {
+  t.equal(answer.status, 429, 'status 429');
+  t.equal(answer.body?.error?.code, 'rate_limited');
+  t.type(answer.body?.error?.message, 'string');
+  t.same(answer.body?.error?.details, []);
+  t.equal(answer.body?.request_id, answer.headers.get('x-request-id'));
+  const retryAfter = Number(answer.headers.get('retry-after'));
+  t.ok(retryAfter >= 1 && retryAfter <= windowSeconds, `Retry-After ${retryAfter} within the window`);
+  t.equal(answer.headers.get('x-ratelimit-remaining'), '0');
+}
+
+t.test('RATE_LIMIT: default, syntax, off, and one clear error on a bad value', async (t) => {
+  t.same(loadConfig({}).rateLimit, { token: { points: 5000, durationMs: 3_600_000 }, anonymous: { points: 1000, durationMs: 3_600_000 } });
+  t.same(loadConfig({ RATE_LIMIT: '10/1m' }).rateLimit, { token: { points: 10, durationMs: 60_000 }, anonymous: { points: 10, durationMs: 60_000 } });
+  t.same(loadConfig({ RATE_LIMIT: '100/30s, 5/1d' }).rateLimit, { token: { points: 100, durationMs: 30_000 }, anonymous: { points: 5, durationMs: 86_400_000 } });
+  t.equal(loadConfig({ RATE_LIMIT: 'off' }).rateLimit, null);
+  for (const bad of ['5000', '0/1h', '5/0s', '5/1500ms', 'x/1h', '1/1h,2/1h,3/1h', '5/1h;', '1/400d']) {
+    let error: unknown;
+    try {
+      loadConfig({ RATE_LIMIT: bad });
+    } catch (err) {
+      error = err;
+    }
+    t.ok(error instanceof ConfigError && /^RATE_LIMIT: .*\n?$/.test(error.message) && !error.message.includes('\n'), `${bad}: ${String(error)}`);
+  }
+});
+
+t.test('per token: the N+1th request is a 429; other tokens and anonymous callers keep their own counts', async (t) => {
+  const w = await startWharf(t, { env: { RATE_LIMIT: '3/1h,2/1h' } });
+  const { token: other } = await buildUser(w, 'bob');
+  const remaining: (string | null)[] = [];
+  for (let i = 0; i < 3; i++) {
+    const ok = await w.api('GET', '/api/v1/user');
+    t.equal(ok.status, 200);
+    t.equal(ok.headers.get('x-ratelimit-limit'), '3');
+    remaining.push(ok.headers.get('x-ratelimit-remaining'));
+    const reset = Number(ok.headers.get('x-ratelimit-reset'));
+    t.ok(reset > Date.now() / 1000 && reset <= Date.now() / 1000 + 3601, 'X-RateLimit-Reset is the window end in epoch seconds');
+  }
+  t.same(remaining, ['2', '1', '0']);
+  isRateLimited(t, await w.api('GET', '/api/v1/user'), 3600);
+  // A refused request writes nothing either.
+  isRateLimited(t, await w.api('POST', '/api/v1/user/tokens', { body: { name: 'more' } }), 3600);
+  const [{ n }] = await w.running.services.db('access_tokens').count({ n: '*' });
+  t.equal(Number(n), 2, 'no token was issued by the refused request');
+  t.equal((await w.api('GET', '/api/v1/user', { token: other })).status, 200, 'another token has its own count');
+  t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200, 'anonymous callers have their own count');
+  for (let i = 0; i < 5; i++) t.equal((await w.api('GET', '/api/v1/health', { token: null })).status, 200, 'the health check is not counted');
+});
+
+t.test('per address: anonymous API, Git and LFS requests share one count; made-up tokens count against the address', async (t) => {
+  const w = await startWharf(t, { env: { RATE_LIMIT: '100/1h,4/1h' } });
+  await buildRepo(w, 'demo', 'pub', 'public');
+  t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200);
+  const refs = await fetch(`${w.url}/demo/pub.git/info/refs?service=git-upload-pack`);
+  t.equal(refs.status, 200, 'anonymous clone advertisement');
+  t.equal(refs.headers.get('x-ratelimit-remaining'), '2');
+  await refs.arrayBuffer();
+  // Each made-up token is refused (401) and charged to the address.
+  t.equal((await w.api('GET', '/api/v1/user', { token: 'wharf_madeup1' })).status, 401);
+  t.equal((await w.api('GET', '/api/v1/user', { token: 'wharf_madeup2' })).status, 401);
+  isRateLimited(t, await w.api('GET', '/api/v1/user', { token: 'wharf_madeup3' }), 3600);
+  isRateLimited(t, await w.api('GET', '/api/v1/meta', { token: null }), 3600);
+  const lfs = await w.api('POST', '/demo/pub.git/info/lfs/objects/batch', { token: null, body: { operation: 'download', objects: [] }, headers: { 'content-type': 'application/vnd.git-lfs+json' } });
+  isRateLimited(t, lfs, 3600);
+  const git = await fetch(`${w.url}/demo/pub.git/info/refs?service=git-upload-pack`);
+  t.equal(git.status, 429, 'Git is refused too');
+  t.ok(Number(git.headers.get('retry-after')) >= 1);
+  await git.arrayBuffer();
+  // A real token still works: its count is its own.
+  t.equal((await w.api('GET', '/api/v1/user')).status, 200);
+  t.equal((await fetch(`${w.url}/metrics`)).status === 429, false, '/metrics is not counted');
+});
+
+/** Starts `wharf serve` as a child process and reads its address (and the first start's token). */
+async function serve(t: Test, env: Record<string, string>): Promise<{ url: string; token?: string }> {
+  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  t.teardown(() => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))));
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      out += c;
+      const url = /listening on (\S+)/.exec(out)?.[1];
+      if (url) resolve({ url, token: /Admin token \(shown once, keep it\): (\S+)/.exec(out)?.[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`wharf serve exited ${code}`)));
+  });
+}
+
+t.test('two processes on one Postgres share the count', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL (Postgres)' }, async (t) => {
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-rl-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const env = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), LOG_LEVEL: 'silent', RATE_LIMIT: '6/1h,50/1h' };
+  const first = await serve(t, env);
+  const second = await serve(t, env);
+  t.ok(first.token, 'the first process created the admin token');
+  const get = (url: string) => fetch(`${url}/api/v1/user`, { headers: { authorization: `Bearer ${first.token}` } });
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    for (const url of [first.url, second.url]) {
+      const res = await get(url);
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+  }
+  t.same(statuses, [200, 200, 200, 200, 200, 200, 429, 429], 'six requests across both processes, then 429 on either');
+});
