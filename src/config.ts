@@ -22,6 +22,8 @@ export interface Config {
   importConcurrency: number;
   importTimeoutMs: number;
   logLevel: string;
+  /** How long a node's claim on a push record lasts without renewal before another node takes it over. */
+  pushLeaseMs: number;
 }
 
 /** Raised when an environment variable holds a value Wharf cannot use. */
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
     logLevel,
+    pushLeaseMs: duration('PUSH_LEASE', get('PUSH_LEASE', '30s')),
     ...overrides,
   };
 }
