@@ -15,8 +15,8 @@ export const ZERO_ID = '0000000000000000000000000000000000000000';
 export const MAX_COMMITS = 2048;
 
 /** A chunk of a push's events closes at this many refs, or once it lists this many commits. */
-const CHUNK_REFS = 200;
-const CHUNK_COMMITS = 4096;
+const CHUNK_REFS = 50;
+const CHUNK_COMMITS = 2048;
 
 /** True for the all-zero id: a ref created (before) or deleted (after). */
 export const isZero = (sha: string) => /^0+$/.test(sha);
