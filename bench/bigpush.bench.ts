@@ -15,7 +15,9 @@ import type { Bench } from './run.ts';
 import { timedGit } from './fixtures.ts';
 import { generateShapedRepo, shapeCounts } from '../test/git/bigRepo.ts';
 
-const SHAPE = { mainCommits: 18_000, branches: 100, tags: 300, pulls: 6_000 };
+// BIGPUSH_SCALE (0–1) shrinks the main line and the pull refs for a quick look; the figures are for 1.
+const SCALE = Math.min(1, Number(process.env.BIGPUSH_SCALE ?? 1) || 1);
+const SHAPE = { mainCommits: Math.round(18_000 * SCALE), branches: 100, tags: 300, pulls: Math.round(6_000 * SCALE) };
 const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'wharf.js');
 
 // The receiver: answers 200 to everything and counts requests and body bytes; GET /stats reports them.
@@ -54,7 +56,12 @@ async function runOnce(dir: string, src: string, databaseUrl: string, label: str
   const token = /Admin token.*: (wharf_\S+)/.exec(server.out())![1];
   const db = connect(databaseUrl);
   try {
-    const api = (method: string, p: string, body?: unknown) => fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json());
+    const api = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    await api('POST', '/api/v1/orgs', { name: 'bench' });
     await api('POST', '/api/v1/orgs/bench/repos', { name: 'libgit2' });
     await api('POST', '/api/v1/repos/bench/libgit2/webhooks', { url: `${rxUrl}/push`, events: ['push'] });
     await new Promise((r) => setTimeout(r, 1000));
