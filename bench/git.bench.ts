@@ -7,17 +7,18 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/server.ts';
-import { journaledPushes } from '../src/git/pushJournal.ts';
+
+import type { Db } from '../src/db/connect.ts';
 import type { Bench } from './run.ts';
 import { COMMITS, generateRepository, median, timedGit } from './fixtures.ts';
 
 const RUNS = 5;
 const TARGET = 1.3;
 
-/** Waits until the push journal is empty (every push's events recorded); returns how long that took in ms. */
-async function untilRecorded(dataDir: string): Promise<number> {
+/** Waits until no push record is left (every push's events recorded); returns how long that took in ms. */
+async function untilRecorded(db: Db): Promise<number> {
   const started = performance.now();
-  while (journaledPushes(dataDir).length > 0) await new Promise((r) => setTimeout(r, 2));
+  while (Number(((await db('push_records').count({ n: '*' })) as any[])[0].n) > 0) await new Promise((r) => setTimeout(r, 2));
   return performance.now() - started;
 }
 
@@ -41,7 +42,7 @@ const bench: Bench = async (report) => {
       push.wharf.push(await timedGit(['push', '-q', '--mirror', wharfUrl(`bench-${run}`)], src));
       // The push's events are recorded in the background once it returns; let that finish
       // before the next timing so it does not share the machine with it.
-      recorded.push(await untilRecorded(config.dataDir));
+      recorded.push(await untilRecorded(running.services.db));
       clone.file.push(await timedGit(['clone', '-q', `file://${base}`, path.join(dir, `clone-file-${run}`)], dir));
       clone.wharf.push(await timedGit(['clone', '-q', wharfUrl(`bench-${run}`), path.join(dir, `clone-wharf-${run}`)], dir));
     }

@@ -4,7 +4,6 @@ import { metricsMount } from './api/metrics.ts';
 import { createDispatcher } from './delivery/dispatcher.ts';
 import { gitMount } from './git/smartHttp.ts';
 import { pushRecorder } from './git/pushRecorder.ts';
-import { pullSyncWorker } from './domain/pullSync.ts';
 import { createImportRunner } from './import/runner.ts';
 import { uiMount } from './ui/index.ts';
 
@@ -12,6 +11,6 @@ import { uiMount } from './ui/index.ts';
 // The web UI stays last: Git transport paths under /<org>/<repo> must match first.
 export const MOUNTS: Mount[] = [metricsMount, gitMount, uiMount];
 
-/** Background workers started with the server (push recorder, webhook dispatcher, pull request sync, import runner). */
+/** Background workers started with the server (push recorder, webhook dispatcher, import runner). */
 // The push recorder stops first, so the events it records while draining still reach the others.
-export const WORKERS: WorkerFactory[] = [pushRecorder, createDispatcher, pullSyncWorker, (services) => createImportRunner(services)];
+export const WORKERS: WorkerFactory[] = [pushRecorder, createDispatcher, (services) => createImportRunner(services)];

@@ -31,6 +31,8 @@ export interface Config {
   secretKey: Buffer | undefined;
   /** Requests allowed per token and per anonymous client address (SPEC §2); null when RATE_LIMIT=off. */
   rateLimit: RateLimits | null;
+  /** How long a node's claim on a push record lasts without renewal before another node takes it over. */
+  pushLeaseMs: number;
 }
 
 /** So many requests per window. */
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel,
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     rateLimit: rateLimits(get('RATE_LIMIT', '5000/1h,1000/1h')),
+    pushLeaseMs: duration('PUSH_LEASE', get('PUSH_LEASE', '30s')),
     ...overrides,
   };
 }

@@ -4,6 +4,8 @@ import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
 import { toHttpError } from '../http/onerror.ts';
 import { deliveryMetrics, LATENCY_BUCKETS } from '../delivery/metrics.ts';
+import { pushMetrics } from '../git/pushMetrics.ts';
+import { pendingPushRecords } from '../git/pushRecords.ts';
 
 const requestCounts = new WeakMap<object, Map<string, number>>();
 
@@ -61,6 +63,12 @@ export async function renderMetrics(services: Services): Promise<string> {
   lines.push(`wharf_delivery_attempt_seconds_bucket{le="+Inf"} ${m.latencyCount}`, `wharf_delivery_attempt_seconds_sum ${m.latencySum}`, `wharf_delivery_attempt_seconds_count ${m.latencyCount}`);
   lines.push('# HELP wharf_imports Repository imports, by status.', '# TYPE wharf_imports gauge');
   for (const [status, n] of await groupCounts(db, 'import_jobs')) lines.push(`wharf_imports{status="${label(status)}"} ${n}`);
+  const pending = await pendingPushRecords(db);
+  lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once).', '# TYPE wharf_push_records gauge');
+  for (const state of ['waiting', 'failing'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);
+  const pm = pushMetrics(services);
+  lines.push('# HELP wharf_push_record_failures_total Failed attempts at recording a push, by this process (each is retried).', '# TYPE wharf_push_record_failures_total counter', `wharf_push_record_failures_total ${pm.failures}`);
+  lines.push('# HELP wharf_pushes_recorded_total Pushes whose events this process recorded.', '# TYPE wharf_pushes_recorded_total counter', `wharf_pushes_recorded_total ${pm.recorded}`);
   lines.push('# HELP wharf_http_requests_total HTTP requests served by this process, by route and status.', '# TYPE wharf_http_requests_total counter');
   for (const [key, n] of countsOf(services)) lines.push(`wharf_http_requests_total{${key}} ${n}`);
   return `${lines.join('\n')}\n`;

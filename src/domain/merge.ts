@@ -1,7 +1,7 @@
 import type { Services } from '../services.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
-import { findPull, type PullRequest } from './pulls.ts';
+import { findPull, synchronizePulls, type PullRequest } from './pulls.ts';
 import { branchCommit, dirOf } from './refs.ts';
 import { lockRepository } from './batch.ts';
 import { withEvents } from './produce.ts';
@@ -82,6 +82,8 @@ export async function mergePull(services: Services, repo: Repository, sender: Us
     await trx('issues').where('id', pull.id).update({ state: 'closed', closed_at: now, updated_at: now });
     const after = (await findPull(trx, repo, number))!;
     raise(producerEvent(config, 'pull_request', 'closed', repo, sender, after), ...pushEvents);
+    // The merge is a push to the base branch: pull requests whose head or base it is follow it, in this transaction.
+    raise(...(await synchronizePulls(trx, config, repo, sender, [{ after: sha, ref }])));
     try {
       await git(['update-ref', '-m', `merge pull request #${number}`, ref, sha, base], { cwd: dir });
     } catch {
@@ -89,7 +91,5 @@ export async function mergePull(services: Services, repo: Repository, sender: Us
     }
     return after;
   });
-  // The merge is a push to the base branch: pull requests whose head or base it is follow it.
-  services.signals.emit('pushed', { repositoryId: repo.id, senderId: sender.id, updates: [{ before: base, after: sha, ref }] });
   return { pull: merged, sha, fastForward };
 }

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import type { Services } from '../services.ts';
+import type { Config } from '../config.ts';
+import type { NewEvent } from '../events/types.ts';
 import type { Db } from '../db/connect.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
@@ -99,34 +101,30 @@ export async function updatePull(
 }
 
 /**
- * After a push: open pull requests whose head branch moved get the new head sha and a
- * `pull_request synchronize` event; those whose base moved get the new base sha
- * silently (GitHub raises nothing for that either).
+ * After a push, in the transaction that records the push's events: open pull requests
+ * whose head branch moved get the new head sha and a `pull_request synchronize` event
+ * (returned, for the caller to write in that same transaction); those whose base moved
+ * get the new base sha silently (GitHub raises nothing for that either).
  */
-export async function synchronizePulls(services: Services, repo: Repository, sender: Sender, updates: { after: string; ref: string }[]): Promise<number> {
+export async function synchronizePulls(trx: Knex.Transaction, config: Config, repo: Repository, sender: Sender, updates: { after: string; ref: string }[]): Promise<NewEvent[]> {
   const moved = new Map(updates.filter((u) => u.ref.startsWith('refs/heads/') && !/^0+$/.test(u.after)).map((u) => [u.ref.slice('refs/heads/'.length), u.after]));
-  if (moved.size === 0) return 0;
-  return withEvents(services, async (trx, raise) => {
-    const rows = await trx('pull_requests as p')
-      .join('issues as i', 'i.id', 'p.issue_id')
-      .where({ 'i.repository_id': repo.id, 'i.state': 'open' })
-      .where((q) => q.whereIn('p.head_ref', [...moved.keys()]).orWhereIn('p.base_ref', [...moved.keys()]))
-      .select('p.issue_id', 'i.number', 'p.head_ref', 'p.head_sha', 'p.base_ref', 'p.base_sha');
-    let synchronized = 0;
-    for (const row of rows) {
-      const head = moved.get(row.head_ref);
-      const base = moved.get(row.base_ref);
-      const update: Record<string, string> = {};
-      if (head && head !== row.head_sha) update.head_sha = head;
-      if (base && base !== row.base_sha) update.base_sha = base;
-      if (Object.keys(update).length === 0) continue;
-      await trx('pull_requests').where('issue_id', row.issue_id).update(update);
-      await trx('issues').where('id', row.issue_id).update({ updated_at: Date.now() });
-      if (update.head_sha) {
-        raise(producerEvent(services.config, 'pull_request', 'synchronize', repo, sender, (await findPull(trx, repo, Number(row.number)))!));
-        synchronized++;
-      }
-    }
-    return synchronized;
-  });
+  if (moved.size === 0) return [];
+  const rows = await trx('pull_requests as p')
+    .join('issues as i', 'i.id', 'p.issue_id')
+    .where({ 'i.repository_id': repo.id, 'i.state': 'open' })
+    .where((q) => q.whereIn('p.head_ref', [...moved.keys()]).orWhereIn('p.base_ref', [...moved.keys()]))
+    .select('p.issue_id', 'i.number', 'p.head_ref', 'p.head_sha', 'p.base_ref', 'p.base_sha');
+  const events: NewEvent[] = [];
+  for (const row of rows) {
+    const head = moved.get(row.head_ref);
+    const base = moved.get(row.base_ref);
+    const update: Record<string, string> = {};
+    if (head && head !== row.head_sha) update.head_sha = head;
+    if (base && base !== row.base_sha) update.base_sha = base;
+    if (Object.keys(update).length === 0) continue;
+    await trx('pull_requests').where('issue_id', row.issue_id).update(update);
+    await trx('issues').where('id', row.issue_id).update({ updated_at: Date.now() });
+    if (update.head_sha) events.push(producerEvent(config, 'pull_request', 'synchronize', repo, sender, (await findPull(trx, repo, Number(row.number)))!));
+  }
+  return events;
 }

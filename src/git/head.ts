@@ -14,7 +14,7 @@ export function chooseDefaultBranch(branches: string[]): string | undefined {
  * After a push: when HEAD names a branch that does not exist (a first push of a
  * `master` repository into a `main` one, say), points HEAD at a sensible branch and
  * records it as the repository's default branch, as GitHub does on a first push.
- * `refs`, when given, are the repository's refs (as the push journal lists them), which
+ * `refs`, when given, are the repository's refs (as the push log lists them), which
  * saves listing them again. Returns the repository as it now is.
  */
 export async function settleHead(db: Db, dir: string, repo: Repository, refs?: Map<string, string>): Promise<Repository> {

@@ -66,6 +66,21 @@ export async function readCommits(dir: string, revisions: string[]): Promise<Map
   return result;
 }
 
+/**
+ * The commit each revision peels to (`<sha>^{commit}`), from one `git cat-file
+ * --batch-check` (no object is read): revision → commit id, or null when it names none.
+ */
+export async function peelCommits(dir: string, revisions: string[]): Promise<Map<string, string | null>> {
+  const result = new Map<string, string | null>();
+  if (revisions.length === 0) return result;
+  const out = (await gitBuffer(['cat-file', '--batch-check=%(objectname) %(objecttype)'], revisions.map((r) => `${r}^{commit}`).join('\n') + '\n', { cwd: dir })).toString('utf8').split('\n');
+  revisions.forEach((rev, i) => {
+    const [id, type] = (out[i] ?? '').split(' ');
+    result.set(rev, type === 'commit' ? id : null);
+  });
+  return result;
+}
+
 /** Commits new to a repository, oldest first (parents before children), with their parents. */
 export interface NewCommits {
   ids: string[];

@@ -4,8 +4,8 @@ import type { Repository } from '../domain/repos.ts';
 import { repositoryPayload, senderPayload } from '../events/common.ts';
 import type { NewEvent } from '../events/types.ts';
 import { repoDir } from './bare.ts';
-import type { RefUpdate } from './pushJournal.ts';
-import { newCommits, readCommits, refValues, type CommitInfo, type NewCommits } from './objects.ts';
+import type { RefUpdate } from './pushLog.ts';
+import { newCommits, peelCommits, readCommits, refValues, type CommitInfo, type NewCommits } from './objects.ts';
 import { gitEnv, SAFE_GIT_OPTIONS } from './run.ts';
 
 /** The all-zero object id git uses for a ref that did not exist or no longer does. */
@@ -14,8 +14,25 @@ export const ZERO_ID = '0000000000000000000000000000000000000000';
 /** At most this many commits are listed per push event (SPEC §6). */
 export const MAX_COMMITS = 2048;
 
+/** A chunk of a push's events closes at this many refs, or once it lists this many commits. */
+const CHUNK_REFS = 50;
+const CHUNK_COMMITS = 2048;
+
 /** True for the all-zero id: a ref created (before) or deleted (after). */
 export const isZero = (sha: string) => /^0+$/.test(sha);
+
+/** True for the refs that raise push events: branches and tags (SPEC §6, as GitHub and Gitea). */
+export const raisesPushEvent = (ref: string) => ref.startsWith('refs/heads/') || ref.startsWith('refs/tags/');
+
+/** Lets other work run when the current step has held the event loop for a while. */
+export function breather(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < 10) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+}
 
 /** What one ref update reaches among the new commits: indexes, oldest first. */
 function reach(graph: NewCommits, start: number, stamp: Uint32Array, generation: number): Int32Array {
@@ -43,72 +60,95 @@ function isAncestor(dir: string, ancestor: string, descendant: string): Promise<
   });
 }
 
-/** Runs `fn` over items with at most `limit` at once. */
-async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  });
-  await Promise.all(lanes);
+/** One push event to be built: its ref update, head commit and the commits it lists (oldest first). */
+export interface PlannedEvent {
+  update: RefUpdate;
+  headId: string | null;
+  total: number;
+  listed: string[];
+  forced: boolean;
 }
 
 /**
- * Builds one `push` event per ref update (SPEC §6). `commits` are those reachable from
- * `after` and from no ref as it was before the push: the refs after the push (`refsAfter`,
- * as the push journal recorded them, else today's) with each updated ref at its old value.
- * The updated refs' values after the push are never read, so without `refsAfter` it may
- * run just before or just after the refs move. The new objects must be in the repository. Git is run a fixed number of times whatever the number
- * of refs or commits: for-each-ref, cat-file, one rev-list, cat-file again; only a forced
- * check that the new history cannot answer costs a merge-base per ref.
- * Also used for pull-request merges.
+ * Plans a push's events (SPEC §6): one per updated branch or tag, in ref order. A ref's
+ * new commits are those reachable from `after` and from no ref as it was before the push:
+ * the refs after the push (`refsAfter`, as the push record holds them, else today's) with
+ * each updated ref at its old value. A commit is listed by the first event whose new
+ * history reaches it and by no later one; `total` still counts them all. The plan
+ * depends only on the updates, the refs and the objects, so planning a push again (after
+ * a crash) lists exactly what it listed before. git runs a fixed number of times (a
+ * cat-file check, one streamed rev-list), plus a merge-base per forced-looking ref; long
+ * loops yield to the event loop.
  */
-export async function pushEventsFor(
-  services: { config: Config },
-  repo: Repository,
-  sender: { id: number; login: string } | null,
-  updates: RefUpdate[],
-  refsAfter?: Map<string, string>,
-): Promise<NewEvent[]> {
-  if (updates.length === 0) return [];
-  const dir = repoDir(services.config.reposDir, repo.org, repo.name);
+export async function planPush(config: Config, repo: Repository, updates: RefUpdate[], refsAfter?: Map<string, string>): Promise<PlannedEvent[]> {
+  const raising = updates.filter((u) => raisesPushEvent(u.ref)).sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  if (raising.length === 0) return [];
+  const dir = repoDir(config.reposDir, repo.org, repo.name);
   const updated = new Set(updates.map((u) => u.ref));
-  // The refs as they were before the push: today's values, with each updated ref at its old value.
-  const live = updates.filter((u) => !isZero(u.after));
-  const [refs, heads] = await Promise.all([refsAfter ?? refValues(dir), readCommits(dir, [...new Set(live.map((u) => `${u.after}^{commit}`))])]);
+  const live = raising.filter((u) => !isZero(u.after));
+  const [refs, heads] = await Promise.all([refsAfter ?? refValues(dir), peelCommits(dir, [...new Set(live.map((u) => u.after))])]);
   const before = new Set<string>();
   for (const [ref, sha] of refs) if (!updated.has(ref)) before.add(sha);
   for (const u of updates) if (!isZero(u.before)) before.add(u.before);
-  const headOf = (u: RefUpdate) => (isZero(u.after) ? null : heads.get(`${u.after}^{commit}`) ?? null);
-  const tips = [...new Set(live.map((u) => headOf(u)?.id).filter((id): id is string => Boolean(id)))];
+  const headOf = (u: RefUpdate) => (isZero(u.after) ? null : heads.get(u.after) ?? null);
+  const tips = [...new Set(live.map(headOf).filter((id): id is string => Boolean(id)))];
   const graph = await newCommits(dir, tips, [...before]);
 
+  const pause = breather();
   const stamp = new Uint32Array(graph.ids.length);
-  const listedBefore = new Uint8Array(graph.ids.length);
-  const plans = updates.map((u, n) => {
-    const head = headOf(u);
-    const start = head ? graph.index.get(head.id) : undefined;
+  const claimed = new Uint8Array(graph.ids.length);
+  const plans: PlannedEvent[] = [];
+  const undecided: PlannedEvent[] = [];
+  for (const [n, u] of raising.entries()) {
+    await pause();
+    const headId = headOf(u);
+    const start = headId ? graph.index.get(headId) : undefined;
     const all = start === undefined ? new Int32Array(0) : reach(graph, start, stamp, n + 1);
-    const listed = Array.from(all.subarray(Math.max(0, all.length - MAX_COMMITS)));
-    const distinct = listed.map((i) => !listedBefore[i]);
-    for (const i of listed) listedBefore[i] = 1;
+    const fresh = Array.from(all).filter((i) => !claimed[i]);
+    for (const i of all) claimed[i] = 1;
     // A fast-forward usually shows itself: the old value is a parent of a new commit, or the new head.
     let forced: boolean | undefined = isZero(u.before) || isZero(u.after) ? false : undefined;
-    if (forced === undefined && head && (head.id === u.before || Array.from(all).some((i) => graph.parentIds[i].includes(u.before)))) forced = false;
-    return { update: u, head, total: all.length, listed, distinct, forced: forced as boolean | undefined };
-  });
-  const undecided = plans.filter((p) => p.forced === undefined);
-  const [details] = await Promise.all([
-    readCommits(dir, [...new Set(plans.flatMap((p) => p.listed.map((i) => graph.ids[i])))]),
-    eachLimited(undecided, 4, async (p) => {
-      p.forced = !(await isAncestor(dir, p.update.before, p.update.after));
-    }),
-  ]);
-  const base = `${services.config.baseUrl}/${repo.org}/${repo.name}/commit/`;
+    if (forced === undefined && headId && (headId === u.before || Array.from(all).some((i) => graph.parentIds[i].includes(u.before)))) forced = false;
+    const plan = { update: u, headId, total: all.length, listed: fresh.slice(-MAX_COMMITS).map((i) => graph.ids[i]), forced: forced ?? false };
+    if (forced === undefined) undecided.push(plan);
+    plans.push(plan);
+  }
+  for (const p of undecided) p.forced = !(await isAncestor(dir, p.update.before, p.update.after));
+  return plans;
+}
+
+/** Splits a plan into the chunks recorded one transaction each; the same plan always splits the same way. */
+export function chunksOf(plans: PlannedEvent[]): PlannedEvent[][] {
+  const chunks: PlannedEvent[][] = [];
+  let current: PlannedEvent[] = [];
+  let commits = 0;
+  for (const p of plans) {
+    if (current.length > 0 && (current.length >= CHUNK_REFS || commits + p.listed.length > CHUNK_COMMITS)) {
+      chunks.push(current);
+      current = [];
+      commits = 0;
+    }
+    current.push(p);
+    commits += p.listed.length;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** Builds the `push` events of planned refs, reading only the commits they show. */
+export async function buildPushEvents(config: Config, repo: Repository, sender: { id: number; login: string } | null, plans: PlannedEvent[]): Promise<NewEvent[]> {
+  const dir = repoDir(config.reposDir, repo.org, repo.name);
+  const ids = new Set<string>();
+  for (const p of plans) {
+    for (const id of p.listed) ids.add(id);
+    if (p.headId) ids.add(p.headId);
+  }
+  const details = await readCommits(dir, [...ids]);
+  const base = `${config.baseUrl}/${repo.org}/${repo.name}/commit/`;
   const present = (c: CommitInfo, distinct: boolean) => ({ id: c.id, message: c.message, timestamp: c.timestamp, url: base + c.id, distinct, author: c.author });
-  const repository = repositoryPayload(services.config, repo);
+  const repository = repositoryPayload(config, repo);
   return plans.map((p) => {
-    const commits = p.listed.map((i, k) => present(details.get(graph.ids[i])!, p.distinct[k]));
-    const headListed = commits.find((c) => c.id === p.head?.id);
+    const head = p.headId ? details.get(p.headId) ?? null : null;
     return {
       repositoryId: repo.id,
       type: 'push' as const,
@@ -121,13 +161,30 @@ export async function pushEventsFor(
         after: p.update.after,
         created: isZero(p.update.before),
         deleted: isZero(p.update.after),
-        forced: p.forced!,
-        commits,
+        forced: p.forced,
+        commits: p.listed.map((id) => present(details.get(id)!, true)),
         total_commits: p.total,
-        head_commit: p.head ? present(p.head, headListed?.distinct ?? false) : null,
+        // The head is listed by this event or an earlier one of the push: distinct only here.
+        head_commit: head ? present(head, p.listed.includes(head.id)) : null,
         repository,
         sender: senderPayload(sender),
       },
     };
   });
+}
+
+/**
+ * Builds every `push` event of a few ref updates at once (a pull-request merge, a
+ * release's new tag); pushes go through the push recorder, chunk by chunk. The new
+ * objects must be in the repository; the updated refs' new values are never read, so it
+ * may run just before the refs move.
+ */
+export async function pushEventsFor(
+  services: { config: Config },
+  repo: Repository,
+  sender: { id: number; login: string } | null,
+  updates: RefUpdate[],
+  refsAfter?: Map<string, string>,
+): Promise<NewEvent[]> {
+  return buildPushEvents(services.config, repo, sender, await planPush(services.config, repo, updates, refsAfter));
 }

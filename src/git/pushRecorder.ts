@@ -1,104 +1,146 @@
+import os from 'node:os';
 import type { Services } from '../services.ts';
 import { notifyDeliveries } from '../services.ts';
 import type { WorkerFactory } from '../server.ts';
+import { isPostgres } from '../db/connect.ts';
 import { repositoryById } from '../domain/repos.ts';
+import { synchronizePulls } from '../domain/pulls.ts';
 import { recordEvents } from '../events/outbox.ts';
-import { journaledPushes, readPush, removePush, type PushEntry, type RefUpdate } from './pushJournal.ts';
-import { pushEventsFor } from './pushEvents.ts';
+import { buildPushEvents, chunksOf, planPush } from './pushEvents.ts';
+import { legacyPushes, removePushLog } from './pushLog.ts';
+import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './pushRecords.ts';
+import { listenForPushes } from './pushWake.ts';
+import { pushMetrics } from './pushMetrics.ts';
 
-/** What listeners of the 'pushed' signal receive (pull requests raise `synchronize` from it). */
-export interface PushedSignal {
-  repositoryId: number;
-  senderId: number | null;
-  updates: RefUpdate[];
-}
+/** The in-process signal the smart-HTTP route raises once a push record is committed. */
+export const PUSH_RECORDED = 'push-records';
 
-/** The signal the smart-HTTP route raises, with the journal entry, once a push has landed and is on disk. */
-export const PUSH_LANDED = 'push-landed';
+/** Push records recorded side by side by one node (each a different repository). */
+const CONCURRENCY = 2;
+/** How often the database is asked for due records anyway (a missed wake, a retry falling due). */
+const POLL_MS = 1000;
 
-/** Attempts at one journaled push before it is left for the next start, and the pause after each failure. */
-const ATTEMPTS = 4;
-const RETRY_PAUSE_MS = [1000, 5000, 30_000];
+class Stopping extends Error {}
 
 /**
- * Records one journaled push: one `push` event per updated ref, built as the repository
- * was just after the push, written to the outbox in one transaction; then the
- * dispatcher is woken, the 'pushed' signal raised and the journal file removed. A
- * crash before the removal records the push again at the next start (at least once,
- * like deliveries).
+ * Records one claimed push record: plans its events (the same plan whenever it runs),
+ * then writes them chunk by chunk from the first chunk not yet done. Each chunk's events,
+ * the `synchronize` events of the pull requests its branches move, and the chunk's mark
+ * commit in one transaction, so a crash resumes after the last committed chunk. The
+ * dispatcher is woken after each chunk, so deliveries start before the push is done.
  */
-async function recordPush(services: Services, entry: PushEntry): Promise<void> {
-  const landed = await readPush(entry);
-  const repo = landed && landed.updates.length > 0 ? await repositoryById(services.db, entry.repositoryId) : undefined;
-  if (landed && repo) {
-    const started = performance.now();
-    const row = entry.senderId === null ? undefined : await services.db('users').where('id', entry.senderId).first('id', 'login');
-    const sender = row ? { id: Number(row.id), login: String(row.login) } : null;
-    const events = (await pushEventsFor(services, repo, sender, landed.updates, landed.refsAfter)).map((e) => ({ ...e, occurredAt: landed.landedAt }));
-    const built = performance.now();
-    await services.db.transaction((trx) => recordEvents(trx, events));
-    services.log.info(
-      { repository: `${repo.org}/${repo.name}`, refs: landed.updates.length, build_ms: Math.round(built - started), record_ms: Math.round(performance.now() - built) },
-      'push recorded',
-    );
+async function recordPush(services: Services, node: string, rec: PushRecord, stopping: () => boolean): Promise<void> {
+  const { db, config } = services;
+  const repo = await repositoryById(db, rec.repositoryId);
+  if (!repo) return void (await db('push_records').where('id', rec.id).delete()); // deleted since: nothing to tell
+  const started = performance.now();
+  const row = rec.senderId === null ? undefined : await db('users').where('id', rec.senderId).first('id', 'login');
+  const sender = row ? { id: Number(row.id), login: String(row.login) } : null;
+  const chunks = chunksOf(await planPush(config, repo, rec.updates, rec.refsAfter));
+  if (chunks.length === 0) chunks.push([]);
+  const planned = performance.now();
+  const metrics = pushMetrics(services);
+  for (let k = rec.chunksDone; k < chunks.length; k++) {
+    if (stopping()) throw new Stopping();
+    const events = (await buildPushEvents(config, repo, sender, chunks[k])).map((e) => ({ ...e, occurredAt: rec.landedAt }));
+    await db.transaction(async (trx) => {
+      await markChunkDone(trx, rec.id, node, k, k === chunks.length - 1);
+      const synchronized = await synchronizePulls(trx, config, repo, sender, chunks[k].map((p) => p.update));
+      await recordEvents(trx, [...events, ...synchronized]);
+    });
+    metrics.chunks += 1;
     notifyDeliveries(services);
-    services.signals.emit('pushed', { repositoryId: repo.id, senderId: sender?.id ?? null, updates: landed.updates } satisfies PushedSignal);
+    // Let requests in between chunks.
+    await new Promise((resolve) => setImmediate(resolve));
   }
-  await removePush(entry);
+  metrics.recorded += 1;
+  services.log.info(
+    { repository: `${repo.org}/${repo.name}`, push_record: rec.id, refs: rec.updates.length, chunks: chunks.length, plan_ms: Math.round(planned - started), record_ms: Math.round(performance.now() - planned) },
+    'push recorded',
+  );
 }
 
 /**
- * The push recorder: turns journaled pushes into push events in the background, so a
- * `git push` returns as soon as its refs and its journal entry are on disk. Pushes to
- * one repository are recorded one at a time, in the order they landed; different
- * repositories' side by side. At start it records what a stopped process left in the
- * journal. A push that keeps failing (the database away) is tried a few times, then
- * left on disk for the next start. stop() waits for the pushes being recorded.
+ * The push recorder: turns push records (written by any node's smart-HTTP route) into
+ * push events. Any node claims any due record under a lease it renews while it works;
+ * a dead node's lease runs out and another node takes the record over. Records of one
+ * repository are recorded one at a time in landing order; other repositories' side by
+ * side. A new record wakes it at once (in process, and through NOTIFY on Postgres), and
+ * a poll finds the rest. A failed attempt never stops the process: it is logged,
+ * counted, and tried again after a backoff; the record stays until it is recorded.
  */
 export const pushRecorder: WorkerFactory = (services) => {
-  const queued = new Set<string>();
-  const chains = new Map<number, Promise<void>>();
+  // One name per node (host and DATA_DIR): a restarted node takes its own claims back at once.
+  const node = `${os.hostname()}:${services.config.dataDir}`.slice(-128);
+  const running = new Set<Promise<void>>();
   let stopping = false;
-  let wakeSleepers = () => {};
-  const stopped = new Promise<void>((resolve) => (wakeSleepers = resolve));
+  let filling = false;
+  let again = false;
+  let poll: NodeJS.Timeout | undefined;
+  let closeListener: (() => Promise<void>) | undefined;
 
-  const attempt = async (entry: PushEntry) => {
-    for (let n = 1; ; n++) {
-      try {
-        return await recordPush(services, entry);
-      } catch (err) {
-        const last = n >= ATTEMPTS || stopping;
-        const msg = last ? 'could not record a push; it stays in the journal for the next start' : 'could not record a push; trying again';
-        services.log.error({ err, repository_id: entry.repositoryId, attempt: n }, msg);
-        if (last) return;
-        await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS[n - 1]).unref())]);
-        if (stopping) return;
-      }
+  const attempt = async (rec: PushRecord) => {
+    const renew = setInterval(() => void renewLease(services.db, rec.id, node).catch(() => {}), Math.max(50, services.config.pushLeaseMs / 3));
+    try {
+      await recordPush(services, node, rec, () => stopping);
+    } catch (err) {
+      if (err instanceof Stopping) return void (await releasePushRecord(services.db, rec.id, node).catch(() => {}));
+      if (err instanceof LeaseLost) return void services.log.warn({ push_record: rec.id }, 'push record taken over by another node');
+      pushMetrics(services).failures += 1;
+      const attempts = rec.attempts + 1;
+      const nextTryAt = await failPushRecord(services.db, rec.id, node, attempts, (err as Error)?.message ?? String(err)).catch(() => undefined);
+      services.log.error({ err, push_record: rec.id, repository_id: rec.repositoryId, attempts, next_try_at: nextTryAt }, 'could not record a push; it will be tried again');
+    } finally {
+      clearInterval(renew);
     }
   };
 
-  const enqueue = (entry: PushEntry) => {
-    if (queued.has(entry.file)) return; // raised by the route and found by the start-up scan alike
-    queued.add(entry.file);
-    const next = (chains.get(entry.repositoryId) ?? Promise.resolve()).then(() => attempt(entry)).finally(() => queued.delete(entry.file));
-    chains.set(entry.repositoryId, next);
-    void next.finally(() => {
-      if (chains.get(entry.repositoryId) === next) chains.delete(entry.repositoryId);
-    });
+  const fill = async (): Promise<void> => {
+    if (filling) return void (again = true);
+    filling = true;
+    try {
+      do {
+        again = false;
+        while (!stopping && running.size < CONCURRENCY) {
+          const rec = await claimPushRecord(services.db, node, services.config.pushLeaseMs);
+          if (!rec) break;
+          const work: Promise<void> = attempt(rec).finally(() => {
+            running.delete(work);
+            void fill();
+          });
+          running.add(work);
+        }
+      } while (again && !stopping);
+    } catch (err) {
+      services.log.warn({ err }, 'could not claim push records');
+    } finally {
+      filling = false;
+    }
   };
+  const wake = () => void fill();
 
   return {
     async start() {
-      services.signals.on(PUSH_LANDED, enqueue);
-      const left = journaledPushes(services.config.dataDir);
-      if (left.length > 0) services.log.warn({ pushes: left.length }, 'recording the events of pushes a stop interrupted');
-      for (const entry of left) enqueue(entry);
+      // Claims a previous run of this node held are its own: the process that held them is gone.
+      await services.db('push_records').where('locked_by', node).update({ locked_by: null, locked_at: null });
+      const legacy = await legacyPushes(services.config.dataDir);
+      if (legacy.length > 0) services.log.warn({ pushes: legacy.length }, 'moving journaled pushes of an earlier version into the database');
+      for (const push of legacy) {
+        await insertPushRecord(services.db, push.repositoryId, push.senderId, push).catch((err) => services.log.error({ err, file: push.file }, 'could not move a journaled push'));
+        await removePushLog(push.file);
+      }
+      services.signals.on(PUSH_RECORDED, wake);
+      if (isPostgres(services.db)) closeListener = listenForPushes(services.config.databaseUrl, wake, services.log);
+      poll = setInterval(wake, POLL_MS);
+      poll.unref();
+      wake();
     },
     async stop() {
       stopping = true;
-      wakeSleepers();
-      services.signals.off(PUSH_LANDED, enqueue);
-      while (chains.size > 0) await Promise.all(chains.values());
+      clearInterval(poll);
+      services.signals.off(PUSH_RECORDED, wake);
+      await closeListener?.();
+      while (filling || running.size > 0) await Promise.all([...running, new Promise((resolve) => setTimeout(resolve, 10))]);
     },
   };
 };

@@ -9,9 +9,12 @@ import { runHttpBackend } from './cgi.ts';
 import { BackendSlots } from './backendLimits.ts';
 import { settleHead } from './head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
-import { newPushEntry, prepareJournal, readPush, sealPush, type PushEntry } from './pushJournal.ts';
+import { newPushLog, preparePushLogs, readPushLog, removePushLog } from './pushLog.ts';
 import { isZero } from './pushEvents.ts';
-import { PUSH_LANDED } from './pushRecorder.ts';
+import { PUSH_RECORDED } from './pushRecorder.ts';
+import { insertPushRecord } from './pushRecords.ts';
+import { announcePush } from './pushWake.ts';
+import { isPostgres } from '../db/connect.ts';
 import type { Repository } from '../domain/repos.ts';
 
 /** A request under a repository's Git path: `/<org>/<repo>[.git]/<rest>`. */
@@ -50,8 +53,8 @@ function gitService(ctx: Context, target: GitPath): { service: string; level: 'r
 
 /** The Koa mount for Git smart HTTP (through `git http-backend`) and the LFS API beneath it. */
 export function gitMount(app: Koa, services: Services): void {
-  // Written once at start; every backend run points core.hooksPath at it and journals into the push journal.
-  const hooksReady = Promise.all([writeHooksDir(services.config.dataDir), prepareJournal(services.config.dataDir)]).then(([dir]) => dir);
+  // Written once at start; every backend run points core.hooksPath at it, and the hook reports through a push log.
+  const hooksReady = Promise.all([writeHooksDir(services.config.dataDir), preparePushLogs(services.config.dataDir)]).then(([dir]) => dir);
   hooksReady.catch((err) => services.log.error({ err }, 'could not write the git hooks directory'));
   const lfs = lfsRoutes(services);
   // Backends running at once in this process; more requests wait for a slot (CPU and memory stay bounded).
@@ -70,7 +73,7 @@ export function gitMount(app: Koa, services: Services): void {
     const user = ctx.state.user ?? null;
     const short = ctx.method === 'POST' ? await readShortBody(ctx) : undefined;
     if (creating && short?.equals(FLUSH_PKT) && ctx.get('content-type') === 'application/x-git-receive-pack-request') return answerProbe(ctx);
-    const push = ctx.method === 'POST' && creating ? newPushEntry(services.config.dataDir, repo.id, user?.id ?? null) : undefined;
+    const push = ctx.method === 'POST' && creating ? newPushLog(services.config.dataDir) : undefined;
     const gitProtocol = ctx.get('git-protocol');
     const env: Record<string, string> = {
       GIT_PROJECT_ROOT: services.config.reposDir,
@@ -86,12 +89,19 @@ export function gitMount(app: Koa, services: Services): void {
     if (ctx.get('content-length')) env.CONTENT_LENGTH = ctx.get('content-length');
     if (ctx.get('content-encoding')) env.HTTP_CONTENT_ENCODING = ctx.get('content-encoding');
     if (/^[A-Za-z0-9=:.,_-]{1,256}$/.test(gitProtocol)) env.GIT_PROTOCOL = env.HTTP_GIT_PROTOCOL = gitProtocol;
-    if (push) env[PUSH_LOG_VARIABLE] = push.file;
+    if (push) env[PUSH_LOG_VARIABLE] = push;
     await runHttpBackend(ctx, {
       hooksDir: await hooksReady,
       env,
       log: services.log,
-      onExit: () => (push ? landPush(services, repo, push) : Promise.resolve()),
+      onExit: () =>
+        push
+          ? landPush(services, repo, user?.id ?? null, push).catch((err) => {
+              // The push cannot be promised: the answer is cut short, so git reports a failure rather than a success.
+              services.log.error({ err, request_id: ctx.state.requestId }, 'could not store a push record; the push answer is cut off');
+              ctx.req.socket.destroy();
+            })
+          : Promise.resolve(),
       body: short,
       slots,
     });
@@ -123,18 +133,29 @@ function answerProbe(ctx: Context): void {
 }
 
 /**
- * What must be true before a push's response ends: its journal entry is on disk (so its
- * events are recorded even after a crash) and, when branches came or went, HEAD names
- * one that exists (so a clone right after a first push checks out). The push recorder
- * then builds and records the events in the background.
+ * What must be true before a push's response ends: its push record (ref updates, pusher,
+ * landing time, every ref after the push) is committed to the database, so any node
+ * records its events even if this one is lost; and, when branches came or went, HEAD
+ * names one that exists (so a clone right after a first push checks out). The push
+ * recorders are woken; one of them records the events in the background.
  */
-async function landPush(services: Services, repo: Repository, push: PushEntry): Promise<void> {
-  const landed = await readPush(push);
+async function landPush(services: Services, repo: Repository, senderId: number | null, logFile: string): Promise<void> {
+  const landed = await readPushLog(logFile);
   if (!landed) return; // nothing landed: the hook never ran
-  await sealPush(push);
   if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (isZero(u.before) || isZero(u.after)))) {
-    // Before the signal: the recorder's payloads name the default branch settled here.
+    // Before the record: the recorder's payloads name the default branch settled here.
     await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo, landed.refsAfter).catch((err) => services.log.error({ err }, 'could not settle HEAD after a push'));
   }
-  services.signals.emit(PUSH_LANDED, push);
+  for (let n = 1; ; n++) {
+    try {
+      await insertPushRecord(services.db, repo.id, senderId, landed);
+      break;
+    } catch (err) {
+      if (n >= 3) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200 * n));
+    }
+  }
+  await removePushLog(logFile);
+  services.signals.emit(PUSH_RECORDED);
+  if (isPostgres(services.db)) void announcePush(services.db, services.log);
 }

@@ -1,12 +1,11 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startWharf, buildRepo, buildUser } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
 import { startReceiver, waitFor } from './receiver.ts';
 import { buildWebhook } from './build.ts';
-import { newPushEntry } from '../../src/git/pushJournal.ts';
-import { PUSH_LANDED } from '../../src/git/pushRecorder.ts';
+import { insertPushRecord } from '../../src/git/pushRecords.ts';
+import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
 
 t.test('a real git push reaches the receiver as signed push deliveries, branch filter honoured', async (t) => {
   const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
@@ -52,17 +51,15 @@ t.test('a push goes to the webhooks that existed when it landed, not to one adde
   const work = path.join(g.dir, 'work');
   await g.ok(['init', '-q', work]);
   const sha = await g.commit(work, 'first');
-  // The push lands (git writes the ref, the hook its journal entry) at `landed`; a webhook
-  // is added after that, before the recorder gets to the entry.
+  // The push lands (git writes the ref, the route its push record) at `landed`; a webhook
+  // is added after that, before the recorder gets to the record.
   await g.ok(['push', '-q', `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`, 'main'], { cwd: work });
   await new Promise((r) => setTimeout(r, 20));
   const landed = Date.now();
   await new Promise((r) => setTimeout(r, 20));
   const after = await buildWebhook(w, repo, rx, { url: `${rx.url}/after` });
-  const entry = newPushEntry(w.config.dataDir, repo.id, ann.user.id);
-  fs.writeFileSync(entry.file, `${'0'.repeat(40)} ${sha} refs/heads/main\n\n${sha} refs/heads/main\n.\n`);
-  fs.utimesSync(entry.file, landed / 1000, landed / 1000);
-  w.running.services.signals.emit(PUSH_LANDED, entry);
+  await insertPushRecord(w.running.services.db, repo.id, ann.user.id, { updates: [{ before: '0'.repeat(40), after: sha, ref: 'refs/heads/main' }], refsAfter: new Map([['refs/heads/main', sha]]), landedAt: landed });
+  w.running.services.signals.emit(PUSH_RECORDED);
   await w.pushesRecorded();
   await waitFor('the push delivery', () => rx.received.some((r) => r.event === 'push'));
   await new Promise((r) => setTimeout(r, 200)); // time for a wrong second delivery to show up

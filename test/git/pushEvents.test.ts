@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { startServer } from '../../src/server.ts';
 import { connect } from '../../src/db/connect.ts';
-import { journalDir, journaledPushes, newPushEntry, prepareJournal, readPush } from '../../src/git/pushJournal.ts';
+import { newPushLog, parseRefListing, preparePushLogs, readPushLog } from '../../src/git/pushLog.ts';
+import { insertPushRecord } from '../../src/git/pushRecords.ts';
 import { buildRepo, buildUser, listenToEvents, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
 
@@ -114,7 +115,8 @@ t.test('push events are exact for create, fast-forward, branch from an old commi
   const c6 = await g.commit(work, 'on two branches');
   const both = await push(`${c6}:refs/heads/a`, `${c6}:refs/heads/b`);
   t.equal(both.length, 2, 'one event per ref');
-  t.same(both.map((e) => e.payload.commits.map((c: any) => [c.id, c.distinct])), [[[c6, true]], [[c6, false]]], 'a commit is distinct only in the first event that lists it');
+  t.same(both.map((e) => e.payload.commits.map((c: any) => [c.id, c.distinct])), [[[c6, true]], []], 'a commit is listed only by the first event (in ref order) that reaches it');
+  t.same(both.map((e) => e.payload.total_commits), [1, 1], 'total_commits still counts it for both');
   t.same(both.map((e) => e.payload.head_commit.distinct), [true, false]);
 });
 
@@ -144,9 +146,10 @@ t.test('a mirror push of 2,000 branches raises 2,000 events, each with its own n
   const b1999 = events.find((e) => e.ref === 'refs/heads/b1999')!.payload;
   t.equal(b1999.after, local.find((l) => l.endsWith(' refs/heads/b1999'))!.split(' ')[0]);
   t.same(b1999.commits.map((c: any) => c.message), b1999.commits.length === 2 ? ['root', 'branch 1999'] : ['branch 1999'], 'its own commit, after the root if it came first');
-  const roots = events.filter((e) => e.payload.commits.some((c: any) => c.message === 'root' && c.distinct));
-  t.equal(roots.length, 1, 'the shared root is distinct in exactly one event');
-  t.ok(events.every((e) => e.payload.commits.at(-1).message !== 'root' || e.ref === 'refs/heads/main'));
+  const roots = events.filter((e) => e.payload.commits.some((c: any) => c.message === 'root'));
+  t.equal(roots.length, 1, 'the shared root is listed by exactly one event');
+  t.ok(events.every((e) => e.payload.commits.every((c: any) => c.distinct)), 'every listed commit is distinct');
+  t.ok(events.every((e) => e.payload.commits.at(-1)?.message !== 'root' || e.ref === 'refs/heads/main'));
 });
 
 t.test('two pushes racing for one branch: one wins, the other is rejected cleanly', async (t) => {
@@ -179,20 +182,21 @@ t.test('a push whose events a stopped process never recorded is recorded at the 
   t.equal((await eventsSince(w, 0)).length, 1, 'the first push is recorded');
   await w.stop();
 
-  // What a crash leaves: git moved main to c2 and the hook journaled it (with the refs
-  // after it), but no event was written. A later push, before the restart, made a branch at c2.
+  // What a crash leaves: git moved main to c2 and the route stored the push record (with
+  // the refs after it), but no event was written. A later push, before the restart, made a branch at c2.
   const c2 = await g.commit(work, 'two');
   const bare = `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`;
   await g.ok(['push', '-q', bare, 'main'], { cwd: work });
-  const entry = newPushEntry(w.config.dataDir, repo.id, ann.user.id);
-  fs.writeFileSync(entry.file, `${c1} ${c2} refs/heads/main\n\n${c2} refs/heads/main\n.\n`);
+  const db = connect(w.database.url);
+  await insertPushRecord(db, repo.id, ann.user.id, { updates: [{ before: c1, after: c2, ref: 'refs/heads/main' }], refsAfter: new Map([['refs/heads/main', c2]]), landedAt: Date.now() });
+  await db.destroy();
   await g.ok(['push', '-q', bare, 'main:refs/heads/later'], { cwd: work });
 
   const again = await startServer({ ...w.config, port: 0 }, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
   try {
-    const journal = journalDir(w.config.dataDir);
-    for (let i = 0; i < 200 && fs.readdirSync(journal).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    t.same(fs.readdirSync(journal), [], 'the journal entry is removed once recorded');
+    const left = async () => Number(((await again.services.db('push_records').count({ n: '*' })) as any[])[0].n);
+    for (let i = 0; i < 200 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    t.equal(await left(), 0, 'the push record is gone once recorded');
     const events = (await again.services.db('events').orderBy('id').select('payload')).map((r: any) => JSON.parse(r.payload));
     t.equal(events.length, 2, 'the interrupted push is recorded at start');
     const last = events[1];
@@ -203,40 +207,42 @@ t.test('a push whose events a stopped process never recorded is recorded at the 
   }
 });
 
-t.test('a journal entry reads back its updates and the refs after them', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-journal-'));
+t.test("a push log reads back the hook's updates and the refs after them", async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-pushlog-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  await prepareJournal(dir);
+  await preparePushLogs(dir);
   const a = 'a'.repeat(40);
   const b = 'b'.repeat(40);
-  const entry = newPushEntry(dir, 7, null);
-  t.equal(await readPush(entry), null, 'nothing landed: no entry');
-  fs.writeFileSync(entry.file, `${ZERO} ${a} refs/heads/main\n${a} ${b} refs/tags/v1\n\n${a} refs/heads/main\n${b} refs/tags/v1\n.\n`);
-  const landed = await readPush(entry);
+  const file = newPushLog(dir);
+  t.equal(await readPushLog(file), null, 'nothing landed: no log');
+  fs.writeFileSync(file, `${ZERO} ${a} refs/heads/main\n${a} ${b} refs/tags/v1\n\n${a} refs/heads/main\n${b} refs/tags/v1\n.\n`);
+  const landed = await readPushLog(file);
   t.same(landed?.updates, [{ before: ZERO, after: a, ref: 'refs/heads/main' }, { before: a, after: b, ref: 'refs/tags/v1' }]);
   t.same([...landed!.refsAfter!], [['refs/heads/main', a], ['refs/tags/v1', b]]);
-  t.same(journaledPushes(dir).map((e) => [e.repositoryId, e.senderId]), [[7, null]], 'the name says whose push it is');
-
-  fs.writeFileSync(entry.file, `${ZERO} ${a} refs/heads/main\n\n${a} refs/heads/main\n`);
-  t.equal((await readPush(entry))?.refsAfter, undefined, 'a listing cut short is not used');
-  fs.writeFileSync(entry.file, `${a} ${ZERO} refs/heads/main\n\n.\n`);
-  t.same([...(await readPush(entry))!.refsAfter!], [], 'no refs left after the push');
-  fs.writeFileSync(`${entry.file}.tmp`, 'half');
-  t.equal(journaledPushes(dir).length, 1, "a hook's temporary file is not an entry");
+  t.equal(parseRefListing(`${a} refs/heads/main\n`), undefined, 'a listing cut short is not used');
+  t.same([...parseRefListing('.\n')!], [], 'no refs left after the push');
 });
 
-t.test('a push returns before its events are built, and a stop right after it still records them, once', async (t) => {
+t.test('a push is in the database when it returns, and a stop right after it loses nothing: its events are recorded once', async (t) => {
   const { w, ann, g, work } = await pushSetup(t);
   for (let i = 0; i < 20; i++) await g.commit(work, `c${i}`);
   await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
   await w.stop();
-  t.same(journaledPushes(w.config.dataDir), [], 'the stop waited for the push to be recorded');
   const db = connect(w.database.url);
   try {
-    const rows = await db('events').select('payload');
+    const [records, events] = await Promise.all([db('push_records').count({ n: '*' }), db('events').count({ n: '*' })]);
+    t.equal(Number((records as any[])[0].n) + Number((events as any[])[0].n), 1, 'the push is recorded or still waiting, never lost');
+  } finally {
+    await db.destroy();
+  }
+  const again = await startServer({ ...w.config, port: 0 }, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
+  try {
+    const count = async (table: string) => Number(((await again.services.db(table).count({ n: '*' })) as any[])[0].n);
+    for (let i = 0; i < 200 && (await count('push_records')) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    const rows = await again.services.db('events').select('payload');
     t.equal(rows.length, 1, 'one event');
     t.equal(JSON.parse(rows[0]?.payload ?? '{}').commits?.length, 20, 'with every new commit');
   } finally {
-    await db.destroy();
+    await again.stop();
   }
 });

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer, type WorkerFactory } from '../../src/server.ts';
 import type { Mount } from '../../src/http/app.ts';
-import { journaledPushes } from '../../src/git/pushJournal.ts';
+
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { createOrg, createUser, findOrg, setMembership, type Role, type User } from '../../src/domain/accounts.ts';
 import { issueToken } from '../../src/domain/tokens.ts';
@@ -31,7 +31,7 @@ export interface TestWharf {
   api(method: string, urlPath: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<ApiAnswer>;
   /**
    * Resolves once every push that has returned to its client is recorded as events:
-   * the push journal holds no entry. Pushes are recorded just after they return.
+   * no push record is left. Pushes are recorded just after they return.
    */
   pushesRecorded(): Promise<void>;
   stop(): Promise<void>;
@@ -96,8 +96,9 @@ export async function startWharf(
     logs,
     stop,
     async pushesRecorded() {
-      for (let i = 0; i < 1000 && journaledPushes(config.dataDir).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
-      if (journaledPushes(config.dataDir).length > 0) throw new Error('pushes still unrecorded after 10 s');
+      const left = async () => Number(((await running.services.db('push_records').count({ n: '*' })) as any[])[0].n);
+      for (let i = 0; i < 1000 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      if ((await left()) > 0) throw new Error('pushes still unrecorded after 10 s');
     },
     async api(method, urlPath, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };

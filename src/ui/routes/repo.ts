@@ -10,6 +10,7 @@ import { readerFor, type RepoRecord } from '../reader.ts';
 import { readRefs, recentCommits, type RefInfo } from '../gitRead.ts';
 import { plural, shortSha, timeTag } from '../format.ts';
 import { visibilityBadge } from './home.ts';
+import { failingPushRecords } from '../../git/pushRecords.ts';
 
 const SHOWN_REFS = 50;
 
@@ -60,7 +61,11 @@ export function repoRoutes(router: Router, services: Services) {
     if (ctx.params.repo.endsWith('.git') && ctx.params.repo.length > 4) return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
     const dir = repoDir(services.config.reposDir, repo.owner.login, repo.name);
-    const [refs, owner, issues] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo)]);
+    const [refs, owner, issues, failing] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo), failingPushRecords(services.db, repo.id)]);
+    // A push whose events keep failing to be recorded is said here: its webhooks are not told yet.
+    const pushNote = failing
+      ? html`<p class="flash error" role="status">The webhook events of ${plural(failing.count, 'push', 'pushes')} have not been recorded yet (${plural(failing.attempts, 'failed attempt')}); the next try is ${timeTag(new Date(failing.nextTryAt).toISOString())}.</p>`
+      : '';
     const branch = refs.branches.find((b) => b.name === repo.default_branch) ?? refs.branches[0];
     const commits = branch ? await recentCommits(dir, branch.name) : [];
     const history = branch
@@ -71,7 +76,7 @@ export function repoRoutes(router: Router, services: Services) {
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.owner.login, href: `/${repo.owner.login}` }, { label: repo.name }] },
-      html`${repoHeader(repo, owner, 'code')}
+      html`${repoHeader(repo, owner, 'code')}${pushNote}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><input id="clone-url" readonly value="${repo.clone_url}"><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
       <div class="columns"><div>${history}${issues}</div><div>${refList('Branches', refs.branches)}${refList('Tags', refs.tags)}</div></div>`,

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** One accepted ref update, as git reports it to post-receive. */
+export interface RefUpdate {
+  before: string;
+  after: string;
+  ref: string;
+}
+
+/** A landed push as the post-receive hook reported it. */
+export interface PushLog {
+  updates: RefUpdate[];
+  /** Every ref just after the push (name → object); undefined when the hook could not list them. */
+  refsAfter?: Map<string, string>;
+  /** When the push landed: the time the hook wrote its report. */
+  landedAt: number;
+}
+
+/** Marks the end of a complete ref listing in a push log. */
+export const REFS_END = '.';
+
+/**
+ * The push log is only the hand-over from the post-receive hook to the smart-HTTP route
+ * of the same request: a file under `DATA_DIR/push-logs` the route reads and removes
+ * once the push record is in the database. Nothing is promised while it is on disk (the
+ * push's answer has not ended), so it is never flushed.
+ */
+export const pushLogDir = (dataDir: string) => path.join(dataDir, 'push-logs');
+
+/** Creates the hand-over directory (once, at start). */
+export async function preparePushLogs(dataDir: string): Promise<void> {
+  await fsp.mkdir(pushLogDir(dataDir), { recursive: true });
+}
+
+/** A fresh path for one push's log; nothing is written yet. */
+export function newPushLog(dataDir: string): string {
+  return path.join(pushLogDir(dataDir), `${Date.now()}-${randomBytes(8).toString('hex')}.push`);
+}
+
+/** Reads a push log: git's update lines, then after a blank line `<sha> <ref>` lines closed by REFS_END; null when nothing landed. */
+export async function readPushLog(file: string): Promise<PushLog | null> {
+  let text: string;
+  let landedAt: number;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+    landedAt = Math.floor((await fsp.stat(file)).mtimeMs);
+  } catch (err: any) {
+    if (err?.code === 'ENOENT') return null; // nothing landed
+    throw err;
+  }
+  const split = text.indexOf('\n\n');
+  const updates = parseUpdates(split < 0 ? text : text.slice(0, split));
+  const listing = split < 0 ? '' : text.slice(split + 2);
+  return { updates, refsAfter: parseRefListing(listing), landedAt };
+}
+
+/** Parses `<sha> <ref>` lines closed by REFS_END; undefined when the listing is incomplete. */
+export function parseRefListing(text: string): Map<string, string> | undefined {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (lines.at(-1) !== REFS_END) return undefined;
+  const refs = new Map<string, string>();
+  for (const line of lines.slice(0, -1)) {
+    const space = line.indexOf(' ');
+    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return refs;
+}
+
+/** Parses post-receive lines ("old new ref"); ref names cannot contain spaces. */
+export function parseUpdates(text: string): RefUpdate[] {
+  const updates: RefUpdate[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([0-9a-f]{40,64}) ([0-9a-f]{40,64}) (\S+)$/.exec(line);
+    if (m) updates.push({ before: m[1], after: m[2], ref: m[3] });
+  }
+  return updates;
+}
+
+/** Removes a push log once its push record is committed (or nothing landed). */
+export async function removePushLog(file: string): Promise<void> {
+  await fsp.rm(file, { force: true });
+}
+
+/** A push journaled by an older Wharf under `DATA_DIR/pushes` and never recorded. */
+export interface LegacyPush extends PushLog {
+  file: string;
+  repositoryId: number;
+  senderId: number | null;
+}
+
+/** Journal files an older Wharf left under `DATA_DIR/pushes` (read once at start, as an upgrade), oldest first. */
+export async function legacyPushes(dataDir: string): Promise<LegacyPush[]> {
+  const dir = path.join(dataDir, 'pushes');
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+  const found: LegacyPush[] = [];
+  for (const name of names) {
+    const m = /^\d+-[0-9a-f]+\.r(\d+)\.u(\d+|x)\.push$/.exec(name);
+    const log = m && (await readPushLog(path.join(dir, name)));
+    if (m && log) found.push({ ...log, file: path.join(dir, name), repositoryId: Number(m[1]), senderId: m[2] === 'x' ? null : Number(m[2]) });
+  }
+  return found;
+}
