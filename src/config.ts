@@ -21,6 +21,8 @@ export interface Config {
   deliveryRetentionMs: number;
   importConcurrency: number;
   importTimeoutMs: number;
+  /** How long an import phase may go without progress (below 1 KiB/s on average) before it fails. */
+  importStallTimeoutMs: number;
   logLevel: string;
 }
 
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     deliveryRetentionMs: duration('DELIVERY_RETENTION', get('DELIVERY_RETENTION', '30d')),
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
+    importStallTimeoutMs: duration('IMPORT_STALL_TIMEOUT', get('IMPORT_STALL_TIMEOUT', '2m')),
     logLevel,
     ...overrides,
   };

@@ -15,6 +15,8 @@ export interface CopyOptions {
   credentials: Credentials | null;
   askpass: string;
   signal: AbortSignal;
+  /** A git run without progress for this long fails (ms; see remoteGit). */
+  stallMs: number;
   strategy: 'full' | 'incremental';
   /** Commits added per deepening step of the incremental strategy. */
   deepenStep: number;
@@ -63,6 +65,7 @@ async function fromSource(options: CopyOptions, args: string[], after: string[])
     credentials: options.credentials,
     askpass: options.askpass,
     signal: options.signal,
+    stallMs: options.stallMs,
     onStderr(text) {
       const next = parseGitProgress(text, last);
       if (next) options.onProgress((last = next));
@@ -94,6 +97,7 @@ async function sourceHead(options: CopyOptions): Promise<string | null> {
     credentials: options.credentials,
     askpass: options.askpass,
     signal: options.signal,
+    stallMs: options.stallMs,
   });
   const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
   return m ? m[1] : null;
@@ -134,4 +138,11 @@ async function setHead(dir: string, wanted: string | null): Promise<string> {
 export async function countRefs(dir: string): Promise<{ branches: number; tags: number }> {
   const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/heads', 'refs/tags'], { cwd: dir })).split('\n').filter(Boolean);
   return { branches: refs.filter((r) => r.startsWith('refs/heads/')).length, tags: refs.filter((r) => r.startsWith('refs/tags/')).length };
+}
+
+/** Objects and bytes of a copy (`git count-objects -v`: loose and packed objects, their size on disk). */
+export async function copySize(dir: string): Promise<{ objects_received: number; bytes_received: number }> {
+  const out = await git(['count-objects', '-v'], { cwd: dir });
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(out)?.[1] ?? 0);
+  return { objects_received: field('count') + field('in-pack'), bytes_received: (field('size') + field('size-pack')) * 1024 };
 }
