@@ -30,7 +30,7 @@ export const DEFAULTS: Required<RunnerOptions> = {
   leaseMs: 15_000,
   incrementalAboveBytes: 1024 ** 3,
   deepenStep: 1000,
-  maxSteps: 50,
+  maxSteps: 1000,
   maxAttempts: 5,
 };
 
