@@ -34,6 +34,9 @@ const SAFE_OPTIONS = [
   '-c', 'transfer.fsckObjects=true',
 ];
 
+/** The most of git's standard output kept (the source's ref list, for ls-remote). */
+const MAX_OUTPUT = 32 * 1024 * 1024;
+
 // The askpass program reads the credentials from its environment, so they never
 // appear in a process argument, a URL or a file.
 const ASKPASS = `#!/bin/sh
@@ -125,8 +128,16 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
     });
     let seen: Progress | null = null;
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stdout.on('data', (c) => watch.mark(c.length));
+    let tooLarge = false;
+    child.stdout.on('data', (c) => {
+      watch.mark(c.length);
+      if (tooLarge) return;
+      // What git prints of the source (ls-remote's ref list) is held only up to a cap.
+      if (stdout.length + c.length > MAX_OUTPUT) {
+        tooLarge = true;
+        kill();
+      } else stdout += c;
+    });
     child.stderr.on('data', (c) => {
       const text = String(c);
       stderr = (stderr + text).slice(-16384);
@@ -143,6 +154,7 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
       watch.stop();
       options.signal?.removeEventListener('abort', onAbort);
       if (aborted) reject(new GitAbortedError('stopped'));
+      else if (tooLarge) reject(new GitRunError({ message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
       else if (stalled || (code !== 0 && /Operation too slow|Operation timed out/i.test(stderr))) {
         reject(new StallError(`the source stalled: less than 1 KiB/s and no progress for ${Math.round(stallMs / 1000)}s (IMPORT_STALL_TIMEOUT)`));
       }
