@@ -23,6 +23,8 @@ export interface Config {
   importConcurrency: number;
   importTimeoutMs: number;
   gitBackendConcurrency: number;
+  /** How long an import phase may go without progress (below 1 KiB/s on average) before it fails. */
+  importStallTimeoutMs: number;
   logLevel: string;
   /**
    * SECRET_KEY: the 32-byte key that seals webhook secrets and import credentials at rest.
@@ -148,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
     gitBackendConcurrency: integer('GIT_BACKEND_CONCURRENCY', get('GIT_BACKEND_CONCURRENCY', String(Math.max(4, 2 * os.availableParallelism()))), 1, 1000),
+    importStallTimeoutMs: duration('IMPORT_STALL_TIMEOUT', get('IMPORT_STALL_TIMEOUT', '2m')),
     logLevel,
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     rateLimit: rateLimits(get('RATE_LIMIT', '5000/1h,1000/1h')),

@@ -22,6 +22,7 @@ const parseImport = compile({
     visibility: { type: 'string', enum: VISIBILITIES, default: 'private' },
     auth_username: { type: 'string', maxLength: 255 },
     auth_password: { type: 'string', maxLength: 4096 },
+    lfs_url: { type: 'string', minLength: 1, maxLength: 2048 },
   },
 } as const);
 

@@ -9,6 +9,7 @@ import { VISIBILITIES } from '../domain/repos.ts';
 import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, type ImportJob } from '../import/jobs.ts';
 import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
+import type { ImportResult } from '../import/finalize.ts';
 import { EXIT, CliError, type RunWrapper } from './main.ts';
 
 function targetArg(value: string): { org: string; name: string } {
@@ -25,13 +26,25 @@ async function readStdin(): Promise<string> {
 
 const mib = (n: number | null) => (n === null ? '' : ` ${(n / 1024 / 1024).toFixed(1)} MiB`);
 
-/** One line describing where a job stands: a bar on a terminal, plain text otherwise. */
+/** One line describing where a job stands; while there is no percent yet, the state stands in its place. */
 export function progressLine(job: ImportJob, width = 24): string {
   const percent = job.percent ?? 0;
   const filled = Math.round((percent / 100) * width);
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
   const objects = job.objects_received === null ? '' : ` ${job.objects_received} objects`;
-  return `${job.status.padEnd(12)} ${bar} ${String(job.percent ?? '').padStart(3)}% ${job.phase ?? ''}${objects}${mib(job.bytes_received)}`;
+  const phase = job.phase ?? job.status;
+  if (job.percent === null) return `${job.status.padEnd(12)} ${bar} ${phase}…`;
+  return `${job.status.padEnd(12)} ${bar} ${String(job.percent).padStart(3)}% ${phase}${objects}${mib(job.bytes_received)}`;
+}
+
+/** The report of a finished import on stdout: counts, then each LFS object the source could not give. */
+function resultText(target: string, result: ImportResult): string {
+  const missing = result.missing_lfs_objects;
+  let text =
+    `imported ${target}: ${result.branches} branches, ${result.tags} tags, ${result.lfs_objects} LFS objects` +
+    `${missing.length ? ` (${missing.length} missing at the source)` : ''}, default branch ${result.default_branch}\n`;
+  for (const m of missing) text += `missing LFS object ${m.oid} (${m.size} bytes): ${m.error}\n`;
+  return text;
 }
 
 /**
@@ -49,7 +62,9 @@ export function importCommand(program: Command, run: RunWrapper) {
     .addOption(new Option('--visibility <visibility>', 'visibility of the new repository').choices(VISIBILITIES).default('private'))
     .option('--username <username>', 'user name for the source')
     .option('--password-stdin', 'read the source password or token from stdin', false)
-    .action((sourceUrl: string, target: { org: string; name: string }, opts: { visibility: string; username?: string; passwordStdin: boolean }) =>
+    .option('--lfs-url <url>', "the source's LFS endpoint, when the one guessed from the URL is wrong")
+    .option('--allow-missing-lfs', 'exit 0 even when LFS objects are missing at the source', false)
+    .action((sourceUrl: string, target: { org: string; name: string }, opts: { visibility: string; username?: string; passwordStdin: boolean; lfsUrl?: string; allowMissingLfs: boolean }) =>
       run(async () => {
         const config = loadConfig();
         const password = opts.passwordStdin ? await readStdin() : undefined;
@@ -64,7 +79,7 @@ export function importCommand(program: Command, run: RunWrapper) {
           if (!org) throw new CliError(`no organization named ${target.org}`);
           let job: ImportJob;
           try {
-            job = await createImportJob(db, services.config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password });
+            job = await createImportJob(db, services.config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password, lfs_url: opts.lfsUrl });
           } catch (err) {
             if (!(err instanceof ImportRequestError)) throw err;
             if (err.kind === 'conflict') throw new CliError(err.message);
@@ -81,11 +96,12 @@ export function importCommand(program: Command, run: RunWrapper) {
             process.stderr.write(`wharf: import ${job.status}${job.error ? `: ${job.error}` : ''}\n`);
             return EXIT.failure;
           }
-          const result = JSON.parse(job.result!);
-          process.stdout.write(
-            `imported ${target.org}/${target.name}: ${result.branches} branches, ${result.tags} tags, ${result.lfs_objects} LFS objects` +
-              `${result.missing_lfs_objects.length ? ` (${result.missing_lfs_objects.length} missing at the source)` : ''}, default branch ${result.default_branch}\n`,
-          );
+          const result: ImportResult = JSON.parse(job.result!);
+          process.stdout.write(resultText(`${target.org}/${target.name}`, result));
+          if (result.missing_lfs_objects.length && !opts.allowMissingLfs) {
+            process.stderr.write(`wharf: ${result.missing_lfs_objects.length} LFS objects missing at the source (the repository was imported; --allow-missing-lfs accepts this)\n`);
+            return EXIT.failure;
+          }
           return EXIT.ok;
         } finally {
           await runner.stop();

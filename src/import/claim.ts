@@ -2,27 +2,45 @@ import os from 'node:os';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 
-// One statement claims due jobs and counts the attempt (STYLE §6). A job is due when
+// One statement claims one due job and counts the attempt (STYLE §6). A job is due when
 // it has not finished, its backoff has passed, and nobody holds a live lease on it.
 // If this process dies after the claim, the lease runs out (or a restart on the same
 // host sweeps it at once) and the job is claimed again, its attempt counted again.
+//
+// Fairness: the job claimed is that of the organization with the fewest jobs running
+// (then the oldest), and an organization never holds more than `perOrg` live leases,
+// so one organization's slow sources cannot keep every other organization queued.
 
-/** Claims up to `limit` due jobs for `owner` with a lease of `leaseMs`; returns their ids. */
-export async function claimImportJobs(db: Db, owner: string, limit: number, leaseMs: number): Promise<number[]> {
+const LIVE = (org: string) =>
+  `(SELECT COUNT(*) FROM import_jobs r WHERE r.target_org_id = ${org} AND r.finished_at IS NULL AND r.locked_by IS NOT NULL AND r.lease_expires_at >= ?)`;
+
+/** Claims up to `limit` due jobs for `owner` with a lease of `leaseMs`, at most `perOrg` running per organization; returns their ids. */
+export async function claimImportJobs(db: Db, owner: string, limit: number, leaseMs: number, perOrg = Infinity): Promise<number[]> {
+  const claimed: number[] = [];
+  for (let i = 0; i < limit; i++) {
+    const id = await claimOne(db, owner, leaseMs, Number.isFinite(perOrg) ? perOrg : 1_000_000);
+    if (id === null) break;
+    claimed.push(id);
+  }
+  return claimed;
+}
+
+async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<number | null> {
   const now = Date.now();
   const set = 'locked_by = ?, lease_expires_at = ?, attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?';
-  const due = 'finished_at IS NULL AND run_after <= ? AND (locked_by IS NULL OR lease_expires_at < ?)';
-  const values = [owner, now + leaseMs, now, now, now, now, limit];
+  const pick = `SELECT j.id FROM import_jobs j
+    WHERE j.finished_at IS NULL AND j.run_after <= ? AND (j.locked_by IS NULL OR j.lease_expires_at < ?) AND ${LIVE('j.target_org_id')} < ?
+    ORDER BY ${LIVE('j.target_org_id')}, j.id LIMIT 1`;
+  const values = [owner, now + leaseMs, now, now, now, now, now, perOrg, now];
   if (isPostgres(db)) {
     const res = await db.raw(
-      `UPDATE import_jobs SET ${set} FROM (SELECT id FROM import_jobs WHERE ${due} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) AS due
-       WHERE import_jobs.id = due.id RETURNING import_jobs.id`,
+      `UPDATE import_jobs SET ${set} FROM (${pick} FOR UPDATE OF j SKIP LOCKED) AS due WHERE import_jobs.id = due.id RETURNING import_jobs.id`,
       values,
     );
-    return res.rows.map((r: any) => Number(r.id));
+    return res.rows.length ? Number(res.rows[0].id) : null;
   }
-  const rows = await db.raw(`UPDATE import_jobs SET ${set} WHERE id IN (SELECT id FROM import_jobs WHERE ${due} ORDER BY id LIMIT ?) RETURNING id`, values);
-  return rows.map((r: any) => Number(r.id));
+  const rows = await db.raw(`UPDATE import_jobs SET ${set} WHERE id IN (${pick}) RETURNING id`, values);
+  return rows.length ? Number(rows[0].id) : null;
 }
 
 /** Extends the lease of a job `owner` holds; false when it no longer holds it (canceled, or taken over). */

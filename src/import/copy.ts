@@ -15,6 +15,8 @@ export interface CopyOptions {
   credentials: Credentials | null;
   askpass: string;
   signal: AbortSignal;
+  /** A git run without progress for this long fails (ms; see remoteGit). */
+  stallMs: number;
   strategy: 'full' | 'incremental';
   /** Commits added per deepening step of the incremental strategy. */
   deepenStep: number;
@@ -43,18 +45,61 @@ export async function copyRepository(options: CopyOptions): Promise<{ defaultBra
     return { defaultBranch: await setHead(options.dir, head) };
   }
   await ensureBare(options.dir);
-  const remoteHead = await sourceHead(options);
-  if (!(await hasRefs(options.dir))) await withRetries(() => fetchFromSource(options, [...FETCH, '--depth=1']));
-  for (let step = 0; step < options.maxSteps && (await isShallow(options.dir)); step++) {
-    await withRetries(() => fetchFromSource(options, [...FETCH, `--deepen=${options.deepenStep}`]));
-  }
+  const { head, branches } = await sourceRefs(options);
+  const main = head && branches.includes(head) ? head : (['main', 'master'].find((b) => branches.includes(b)) ?? branches[0] ?? null);
+  if (main) await deepenBranch(options, main);
+  // The other refs: tags and branches of the history already here cost little.
   const rest = (await isShallow(options.dir)) ? ['--unshallow'] : [];
-  await withRetries(() => fetchFromSource(options, [...FETCH, '--prune', ...rest]));
-  return { defaultBranch: await setHead(options.dir, remoteHead) };
+  await withRetries(() => fetchFromSource(options, [...FETCH, '--prune', ...rest], [ALL_REFS]));
+  return { defaultBranch: await setHead(options.dir, head) };
+}
+
+/** Bytes a step of the incremental copy aims at before anything is known of the link. */
+const FIRST_STEP_BYTES = 32 * 1024 * 1024;
+const MIN_STEP_BYTES = 64 * 1024;
+/** Broken steps in a row (each one smaller) before the attempt is given up. */
+const MAX_BREAKS = 8;
+
+/**
+ * Brings the default branch alone: its tip (`--depth=1`), then its history in steps of
+ * at most `deepenStep` commits sized to move about FIRST_STEP_BYTES each, from what
+ * earlier steps cost per commit. A step the link breaks is tried again at half the bytes
+ * that arrived before the break, so a link that breaks every few MB still moves the
+ * history in pieces it lets through. Every finished step stays, so a restart resumes.
+ */
+async function deepenBranch(options: CopyOptions, branch: string): Promise<void> {
+  const refspec = `+refs/heads/${branch}:refs/heads/${branch}`;
+  if (!(await hasRef(options.dir, `refs/heads/${branch}`))) {
+    await withRetries(() => fetchFromSource(options, [...FETCH, '--depth=1'], [refspec]));
+  }
+  let targetBytes = FIRST_STEP_BYTES;
+  // Until a step has been measured, the tip's own size stands for a commit's: too much for
+  // most histories, so the first steps err small and the measured figure takes over.
+  let bytesPerCommit = Math.max(1, (await copySize(options.dir)).bytes_received);
+  let breaks = 0;
+  for (let step = 0; step < options.maxSteps && (await isShallow(options.dir)); ) {
+    const commits = Math.max(1, Math.min(options.deepenStep, Math.floor(targetBytes / bytesPerCommit)));
+    const before = (await copySize(options.dir)).bytes_received;
+    const meter = { bytes: 0 };
+    try {
+      await fetchFromSource(options, [...FETCH, `--deepen=${commits}`], [refspec], meter);
+    } catch (err) {
+      if (!(err instanceof GitRunError && err.failure.broken) || ++breaks > MAX_BREAKS) throw err;
+      // Aim at half of what the link let through this time; without a figure, at a quarter of this step.
+      const tried = Math.min(targetBytes, commits * bytesPerCommit);
+      targetBytes = Math.max(MIN_STEP_BYTES, meter.bytes > 0 ? Math.floor(Math.min(meter.bytes, tried) / 2) : Math.floor(tried / 4));
+      await new Promise((r) => setTimeout(r, 200 * breaks));
+      continue;
+    }
+    breaks = 0;
+    step++;
+    const moved = (await copySize(options.dir)).bytes_received - before;
+    if (moved > 0) bytesPerCommit = Math.max(1, Math.ceil(moved / commits));
+  }
 }
 
 /** Each run pins the freshly checked address: the policy holds on every connection. */
-async function fromSource(options: CopyOptions, args: string[], after: string[]): Promise<void> {
+async function fromSource(options: CopyOptions, args: string[], after: string[], meter?: { bytes: number }): Promise<void> {
   const pin = await pinSource(options.policy, options.url);
   let last: Progress | null = null;
   await remoteGit([...args, '--', pin.url, ...after], {
@@ -63,15 +108,17 @@ async function fromSource(options: CopyOptions, args: string[], after: string[])
     credentials: options.credentials,
     askpass: options.askpass,
     signal: options.signal,
+    stallMs: options.stallMs,
     onStderr(text) {
       const next = parseGitProgress(text, last);
       if (next) options.onProgress((last = next));
+      if (meter && next?.bytes_received) meter.bytes = next.bytes_received;
     },
   });
 }
 
-function fetchFromSource(options: CopyOptions, args: string[]): Promise<void> {
-  return fromSource(options, args, [ALL_REFS]);
+function fetchFromSource(options: CopyOptions, args: string[], refspecs: string[], meter?: { bytes: number }): Promise<void> {
+  return fromSource(options, args, refspecs, meter);
 }
 
 /** Retries a step whose connection broke off; other failures end the attempt. */
@@ -86,17 +133,19 @@ async function withRetries(step: () => Promise<void>, tries = 3): Promise<void> 
   }
 }
 
-/** The branch the source's HEAD names (`ls-remote --symref`), or null for a detached or empty source. */
-async function sourceHead(options: CopyOptions): Promise<string | null> {
+/** The source's branches and the one its HEAD names (`ls-remote --symref`; null for a detached or empty source). */
+async function sourceRefs(options: CopyOptions): Promise<{ head: string | null; branches: string[] }> {
   const pin = await pinSource(options.policy, options.url);
-  const out = await remoteGit(['ls-remote', '--symref', '--', pin.url, 'HEAD'], {
+  const out = await remoteGit(['ls-remote', '--symref', '--', pin.url], {
     pin: pin.config,
     credentials: options.credentials,
     askpass: options.askpass,
     signal: options.signal,
+    stallMs: options.stallMs,
   });
-  const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
-  return m ? m[1] : null;
+  const head = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out)?.[1] ?? null;
+  const branches = [...out.matchAll(/^[0-9a-f]{40,64}\trefs\/heads\/(\S+)$/gm)].map((m) => m[1]);
+  return { head, branches };
 }
 
 async function ensureBare(dir: string): Promise<void> {
@@ -109,8 +158,8 @@ async function ensureBare(dir: string): Promise<void> {
   }
 }
 
-async function hasRefs(dir: string): Promise<boolean> {
-  return (await git(['for-each-ref', '--count=1', '--format=%(refname)'], { cwd: dir })).trim() !== '';
+async function hasRef(dir: string, ref: string): Promise<boolean> {
+  return (await git(['for-each-ref', '--count=1', '--format=%(refname)', ref], { cwd: dir })).trim() !== '';
 }
 
 async function isShallow(dir: string): Promise<boolean> {
@@ -134,4 +183,11 @@ async function setHead(dir: string, wanted: string | null): Promise<string> {
 export async function countRefs(dir: string): Promise<{ branches: number; tags: number }> {
   const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/heads', 'refs/tags'], { cwd: dir })).split('\n').filter(Boolean);
   return { branches: refs.filter((r) => r.startsWith('refs/heads/')).length, tags: refs.filter((r) => r.startsWith('refs/tags/')).length };
+}
+
+/** Objects and bytes of a copy (`git count-objects -v`: loose and packed objects, their size on disk). */
+export async function copySize(dir: string): Promise<{ objects_received: number; bytes_received: number }> {
+  const out = await git(['count-objects', '-v'], { cwd: dir });
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(out)?.[1] ?? 0);
+  return { objects_received: field('count') + field('in-pack'), bytes_received: (field('size') + field('size-pack')) * 1024 };
 }

@@ -2,17 +2,17 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Services } from '../services.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
-import { copyRepository, countRefs } from './copy.ts';
+import { copyRepository, copySize, countRefs } from './copy.ts';
 import { findLfsPointers } from './lfsScan.ts';
 import { fetchLfsObjects } from './lfsFetch.ts';
-import { CLONED_MARKER as CLONED, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
+import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
 import { askpassProgram, GitAbortedError, GitRunError } from './gitRemote.ts';
 import { failJob, releaseJob, renewLease } from './claim.ts';
 import { scrubSecrets } from './gitErrors.ts';
 import { jobTempDir, type ImportJob } from './jobs.ts';
 import { parseSourceUrl, type Credentials } from './url.ts';
 import { openCredentials } from '../secrets/credentials.ts';
-import type { Progress } from './progress.ts';
+import { overallPercent, type Progress } from './progress.ts';
 
 /** Knobs of the runner; tests set small values to force the paths big sources take. */
 export interface RunnerOptions {
@@ -31,7 +31,7 @@ export const DEFAULTS: Required<RunnerOptions> = {
   leaseMs: 15_000,
   incrementalAboveBytes: 1024 ** 3,
   deepenStep: 1000,
-  maxSteps: 50,
+  maxSteps: 1000,
   maxAttempts: 5,
 };
 
@@ -49,14 +49,27 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
   const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
   let lastWrite = 0;
   let writes: Promise<unknown> = Promise.resolve();
-  // Progress writes go one after another, so a late one never lands after the next phase's.
+  let pending: Record<string, unknown> = {};
+  // Progress writes go one after another, so a late one never lands after the next phase's;
+  // fields skipped by the throttle ride along with the next write rather than being lost.
   const write = (fields: Record<string, unknown>, force = false): Promise<unknown> => {
+    pending = { ...pending, ...fields };
     if (!force && Date.now() - lastWrite < 500) return writes;
     lastWrite = Date.now();
-    writes = writes.then(() => renewLease(db, job.id, owner, options.leaseMs, fields)).catch(() => {});
+    const next = pending;
+    pending = {};
+    writes = writes.then(() => renewLease(db, job.id, owner, options.leaseMs, next)).catch(() => {});
     return writes;
   };
-  const progress = (p: Progress) => void write({ phase: p.phase, percent: p.percent, objects_received: p.objects_received, bytes_received: p.bytes_received });
+  // One overall percent that never goes back, across phases, fetches and attempts.
+  let high = job.percent;
+  const overall = (phase: string, within: number | null) => {
+    const figure = overallPercent(phase, within);
+    if (figure !== null && (high === null || figure > high)) high = figure;
+    return high;
+  };
+  const progress = (p: Progress) =>
+    void write({ phase: p.phase, percent: overall(p.phase, p.percent), ...(p.objects_received !== null ? { objects_received: p.objects_received } : {}), ...(p.bytes_received !== null ? { bytes_received: p.bytes_received } : {}) });
   try {
     if (job.attempts > options.maxAttempts) throw new Error(`gave up after ${options.maxAttempts} attempts`);
     const source = parseSourceUrl(job.source_url);
@@ -65,7 +78,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     let defaultBranch = await fs.readFile(path.join(tmp, CLONED), 'utf8').catch(() => '');
     if (!defaultBranch) {
       const strategy = job.strategy === 'incremental' || (job.bytes_received ?? 0) >= options.incrementalAboveBytes ? 'incremental' : 'full';
-      await write({ status: 'cloning', phase: 'connecting', percent: null, strategy }, true);
+      await write({ status: 'cloning', phase: 'connecting', percent: high, strategy }, true);
       if (strategy === 'full') await fs.rm(tmp, { recursive: true, force: true }); // a full copy never resumes
       const copied = await copyRepository({
         dir: tmp,
@@ -74,6 +87,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
         credentials,
         askpass,
         signal,
+        stallMs: config.importStallTimeoutMs,
         strategy,
         deepenStep: options.deepenStep,
         maxSteps: options.maxSteps,
@@ -82,17 +96,21 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       defaultBranch = copied.defaultBranch;
       await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
     }
-    await write({ status: 'fetching_lfs', phase: 'fetching_lfs', percent: 0 }, true);
+    // What arrived, counted from the copy itself: a fast copy may end before git reports it.
+    await write({ status: 'fetching_lfs', phase: 'fetching_lfs', percent: overall('fetching_lfs', 0), ...(await copySize(tmp)) }, true);
     const pointers = await findLfsPointers(tmp);
     const lfs = await fetchLfsObjects(pointers, {
       url: source.url,
+      endpoint: job.lfs_url,
       credentials,
       policy: config.importAllowedHosts,
       lfsDir: config.lfsDir,
+      journal: path.join(tmp, LFS_JOURNAL),
+      stallMs: config.importStallTimeoutMs,
       signal,
-      onProgress: (done, total) => void write({ percent: total ? Math.floor((done * 100) / total) : 100 }),
+      onProgress: (done, total) => void write({ percent: overall('fetching_lfs', total ? (done * 100) / total : 100) }),
     });
-    await write({ status: 'finalizing', phase: 'finalizing', percent: null }, true);
+    await write({ status: 'finalizing', phase: 'finalizing', percent: overall('finalizing', 0) }, true);
     const counts = await countRefs(tmp);
     await finalizeImport(db, config, job, owner, tmp, { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing }, lfs.stored);
     log.info({ import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length }, 'import succeeded');

@@ -30,6 +30,8 @@ export interface ImportResult {
 const MARKER = 'wharf-import-job';
 /** Written into the copy once every ref has arrived, so a resumed job skips the copy; holds the default branch. */
 export const CLONED_MARKER = 'wharf-import-cloned';
+/** The oids this job fetched and checked itself, one a line (see fetchLfsObjects). */
+export const LFS_JOURNAL = 'wharf-import-lfs-fetched';
 
 const exists = (file: string) => fs.access(file).then(() => true, () => false);
 
@@ -96,6 +98,7 @@ export async function finalizeImport(
     // Committed: the markers have done their job.
     await fs.rm(path.join(finalDir, MARKER), { force: true });
     await fs.rm(path.join(finalDir, CLONED_MARKER), { force: true });
+    await fs.rm(path.join(finalDir, LFS_JOURNAL), { force: true });
     return repositoryId;
   } catch (err) {
     if (moved && (await isOurs(finalDir, job))) await fs.rename(finalDir, tmpDir).catch(() => {});

@@ -54,6 +54,11 @@ export function describeGitFailure(stderr: string, credentials: Credentials | nu
   if (/returned error: 404|not found|does not appear to be a git repository|access denied|no such repository/i.test(text)) {
     return { message: 'no Git repository found at the source URL', broken: false };
   }
+  // index-pack --strict reports each failed check as "error: object <id>: <msgId>: <text>".
+  const fsck = lines.find((l) => /^error: object [0-9a-f]+: \w+:/.test(l)) ?? lines.find((l) => /fsck error/.test(l));
+  if (fsck) {
+    return { message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${fsck.replace(/^error:\s*/, '').slice(0, 500)}`, broken: false };
+  }
   const fatal = lines.filter((l) => /^(fatal|error):/.test(l)).pop() ?? lines.pop() ?? 'git failed';
   return { message: fatal.slice(0, 1000), broken: BROKEN.some((re) => re.test(text)) };
 }

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { gitEnv } from '../git/run.ts';
 import { describeGitFailure, type GitFailure } from './gitErrors.ts';
 import type { Credentials } from './url.ts';
+import { MIN_BYTES_PER_SECOND, StallError, stallWatch } from './limits.ts';
+import { parseGitProgress, type Progress } from './progress.ts';
 
 /** Raised when git against a source fails; the message is scrubbed of credentials. */
 export class GitRunError extends Error {
@@ -26,10 +28,14 @@ const SAFE_OPTIONS = [
   '-c', 'core.hooksPath=/dev/null',
   '-c', 'http.followRedirects=false',
   '-c', 'credential.helper=',
-  '-c', 'http.lowSpeedLimit=1',
-  '-c', 'http.lowSpeedTime=120',
   '-c', 'fetch.recurseSubmodules=false',
+  // SPEC §7.6: objects are checked as they arrive, with the checks of a push
+  // (receive.fsckObjects, default severities, .gitmodules included).
+  '-c', 'transfer.fsckObjects=true',
 ];
+
+/** The most of git's standard output kept (the source's ref list, for ls-remote). */
+const MAX_OUTPUT = 32 * 1024 * 1024;
 
 // The askpass program reads the credentials from its environment, so they never
 // appear in a process argument, a URL or a file.
@@ -65,6 +71,12 @@ export interface RemoteGitOptions {
   signal?: AbortSignal;
   /** Called with each piece of stderr as it arrives (progress reports). */
   onStderr?: (text: string) => void;
+  /**
+   * How long the run may go without progress: below MIN_BYTES_PER_SECOND on average over
+   * this long (curl's low-speed limit for http(s)), and no new phase, percent or object
+   * count in git's progress (for every transport). Default 2 minutes.
+   */
+  stallMs?: number;
 }
 
 /**
@@ -85,7 +97,10 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
   }
   return new Promise((resolve, reject) => {
     if (options.signal?.aborted) return reject(new GitAbortedError('stopped'));
-    const child = spawn('git', [...SAFE_OPTIONS, ...options.pin, ...args], {
+    const stallMs = options.stallMs ?? 120_000;
+    // A slow drip is a stall: curl gives up below 1 KiB/s over the window, not only at 0.
+    const lowSpeed = ['-c', `http.lowSpeedLimit=${MIN_BYTES_PER_SECOND}`, '-c', `http.lowSpeedTime=${Math.max(1, Math.round(stallMs / 1000))}`];
+    const child = spawn('git', [...SAFE_OPTIONS, ...lowSpeed, ...options.pin, ...args], {
       cwd: options.cwd,
       env: gitEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -94,25 +109,55 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
     let stdout = '';
     let stderr = '';
     let aborted = false;
-    const onAbort = () => {
-      aborted = true;
+    let stalled = false;
+    const kill = () => {
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         // already gone
       }
     };
+    const onAbort = () => {
+      aborted = true;
+      kill();
+    };
+    // The watchdog for every transport (git:// has no low-speed limit of its own).
+    const watch = stallWatch(stallMs, () => {
+      stalled = true;
+      kill();
+    });
+    let seen: Progress | null = null;
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (c) => (stdout += c));
+    let tooLarge = false;
+    child.stdout.on('data', (c) => {
+      watch.mark(c.length);
+      if (tooLarge) return;
+      // What git prints of the source (ls-remote's ref list) is held only up to a cap.
+      if (stdout.length + c.length > MAX_OUTPUT) {
+        tooLarge = true;
+        kill();
+      } else stdout += c;
+    });
     child.stderr.on('data', (c) => {
       const text = String(c);
       stderr = (stderr + text).slice(-16384);
+      const next = parseGitProgress(text, seen);
+      if (next) {
+        if (next.phase !== seen?.phase || next.percent !== seen?.percent || next.objects_received !== seen?.objects_received) watch.touch();
+        watch.mark(Math.max(0, (next.bytes_received ?? 0) - (seen?.bytes_received ?? 0)));
+        seen = next;
+      }
       options.onStderr?.(text);
     });
     child.on('error', reject);
     child.on('close', (code) => {
+      watch.stop();
       options.signal?.removeEventListener('abort', onAbort);
       if (aborted) reject(new GitAbortedError('stopped'));
+      else if (tooLarge) reject(new GitRunError({ message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
+      else if (stalled || (code !== 0 && /Operation too slow|Operation timed out/i.test(stderr))) {
+        reject(new StallError(`the source stalled: less than 1 KiB/s and no progress for ${Math.round(stallMs / 1000)}s (IMPORT_STALL_TIMEOUT)`));
+      }
       else if (code === 0) resolve(stdout);
       else reject(new GitRunError(describeGitFailure(stderr, options.credentials)));
     });

@@ -23,6 +23,8 @@ export interface ImportJob {
   bytes_received: number | null;
   error: string | null;
   source_url: string;
+  /** The LFS endpoint named in the request, or null to guess it from the source URL. */
+  lfs_url: string | null;
   credentials: string | null;
   target_org_id: number;
   target_org: string;
@@ -52,6 +54,7 @@ export interface ImportRequest {
   visibility?: string;
   auth_username?: string;
   auth_password?: string;
+  lfs_url?: string;
 }
 
 /** Where a job keeps its repository until it is moved into place: under REPOS_DIR, so the move is a rename. */
@@ -84,6 +87,7 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
     if (err instanceof HostPolicyError) throw invalid('/source_url', 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
     throw invalid('/source_url', `could not resolve ${bareHost(source.url)}`);
   }
+  const lfsUrl = input.lfs_url ? await checkLfsUrl(config, input.lfs_url) : null;
   let credentials: Credentials | null = source.credentials;
   if (input.auth_username !== undefined || input.auth_password !== undefined) {
     credentials = { username: input.auth_username || credentials?.username || 'git', password: input.auth_password ?? credentials?.password ?? '' };
@@ -96,6 +100,7 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
       .insert({
         status: 'queued',
         source_url: source.display,
+        lfs_url: lfsUrl,
         credentials: credentials ? sealCredentials(config, credentials) : null,
         target_org_id: org.id,
         name: input.name,
@@ -110,6 +115,30 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
     if (isUniqueViolation(err)) throw new ImportRequestError('conflict', `An import into ${org.name}/${input.name} is already under way`);
     throw err;
   }
+}
+
+/**
+ * Checks a request's `lfs_url`: an http(s) URL without user info (the source's
+ * credentials are sent to it), allowed by the host policy. Returns it without a trailing slash.
+ */
+async function checkLfsUrl(config: Config, raw: string): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('/lfs_url', 'must be an http or https URL');
+  }
+  // eslint-disable-next-line no-control-regex
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || /[\s\x00-\x1f\x7f]/.test(raw)) throw invalid('/lfs_url', 'must be an http or https URL');
+  if (url.username || url.password) throw invalid('/lfs_url', 'must not hold credentials; give them as auth_username and auth_password');
+  try {
+    await resolveAllowed(config.importAllowedHosts, bareHost(url));
+  } catch (err) {
+    if (err instanceof HostPolicyError) throw invalid('/lfs_url', 'the LFS address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
+    throw invalid('/lfs_url', `could not resolve ${bareHost(url)}`);
+  }
+  url.hash = '';
+  return url.href.replace(/\/+$/, '');
 }
 
 async function exists(file: string): Promise<boolean> {

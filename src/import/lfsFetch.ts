@@ -1,8 +1,10 @@
+import fs from 'node:fs/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { policyConnector } from '../net/connector.ts';
 import { storedSize, writeObject } from '../lfs/store.ts';
 import { scrubSecrets } from './gitErrors.ts';
+import { guarded, readCapped } from './limits.ts';
 import type { LfsPointer } from './lfsScan.ts';
 import type { Credentials } from './url.ts';
 
@@ -14,9 +16,19 @@ export interface MissingObject extends LfsPointer {
 /** What a fetch needs. */
 export interface LfsFetchOptions {
   url: URL;
+  /** The LFS endpoint to use instead of the one guessed from `url` (the request's `lfs_url`). */
+  endpoint?: string | null;
   credentials: Credentials | null;
   policy: HostPolicy;
   lfsDir: string;
+  /**
+   * A file of this job listing the oids it fetched and checked itself, one a line, so a
+   * resumed job does not fetch them again. Objects the store holds for any other reason
+   * are fetched all the same.
+   */
+  journal: string;
+  /** A download or batch answer slower than 1 KiB/s over this long fails (ms). */
+  stallMs: number;
   signal: AbortSignal;
   onProgress?: (done: number, total: number) => void;
 }
@@ -25,6 +37,10 @@ const BATCH_SIZE = 100; // the batch API's customary limit per request
 const PARALLEL = 4;
 const MAX_REDIRECTS = 3;
 const LFS_JSON = 'application/vnd.git-lfs+json';
+/** The largest batch answer read: 100 objects need a few hundred KiB at most. */
+export const MAX_BATCH_ANSWER = 16 * 1024 * 1024;
+/** The largest error body read (for its message); the rest is dropped. */
+const MAX_ERROR_BODY = 64 * 1024;
 
 /** The LFS endpoint git-lfs would use for a clone URL (server discovery: `<repo>.git/info/lfs`, git:// becomes https://). */
 export function lfsEndpoint(url: URL): string {
@@ -38,21 +54,32 @@ function basic(credentials: Credentials): string {
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
 }
 
+/** The oids a job has fetched and checked itself (its journal), empty when it has none yet. */
+async function readJournal(file: string): Promise<Set<string>> {
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  return new Set(text.split('\n').filter((l) => /^[0-9a-f]{64}$/.test(l)));
+}
+
 /**
  * Fetches LFS objects from the source's batch API (download, basic transfer, groups of
- * at most 100) into the store. Objects already stored are not fetched again, so a
- * resumed job continues where it stopped. An object the source cannot give is listed
- * as missing, not fatal. Every connection, redirects included, goes through the host policy.
+ * at most 100) into the store, each checked for size and SHA-256 while it streams.
+ * SECURITY (SPEC §7.7): every object is fetched from the source, even one the store
+ * already holds for another repository: knowing an oid must not link its bytes. Only
+ * objects this job fetched itself (its journal) are skipped when it resumes. An object
+ * the source cannot give is listed as missing, not fatal. Every connection, redirects
+ * included, goes through the host policy.
  */
 export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchOptions): Promise<{ stored: LfsPointer[]; missing: MissingObject[] }> {
   const stored: LfsPointer[] = [];
   const missing: MissingObject[] = [];
   const wanted: LfsPointer[] = [];
-  for (const p of pointers) ((await storedSize(options.lfsDir, p.oid)) === p.size ? stored : wanted).push(p);
+  const done = await readJournal(options.journal);
+  for (const p of pointers) (done.has(p.oid) && (await storedSize(options.lfsDir, p.oid)) === p.size ? stored : wanted).push(p);
   options.onProgress?.(stored.length, pointers.length);
   if (wanted.length === 0) return { stored, missing };
-  const endpoint = lfsEndpoint(options.url);
-  const dispatcher = new Agent({ connect: policyConnector(options.policy, { timeout: 30_000 }), bodyTimeout: 120_000, headersTimeout: 60_000 });
+  const endpoint = (options.endpoint ?? lfsEndpoint(options.url)).replace(/\/+$/, '');
+  const stall = options.stallMs;
+  const dispatcher = new Agent({ connect: policyConnector(options.policy, { timeout: Math.min(30_000, stall) }), bodyTimeout: stall, headersTimeout: stall });
   const scrub = (err: unknown) => scrubSecrets(String((err as Error)?.message ?? err), options.credentials).slice(0, 500);
   try {
     for (let i = 0; i < wanted.length; i += BATCH_SIZE) {
@@ -78,6 +105,7 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
           }
           try {
             await download(String(action.href), action.header ?? {}, endpoint, p, options, dispatcher);
+            await fs.appendFile(options.journal, `${p.oid}\n`);
             stored.push(p);
           } catch (err) {
             if (options.signal.aborted) throw err;
@@ -105,13 +133,29 @@ async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOpt
     signal: options.signal,
   });
   if (res.statusCode !== 200) {
-    await res.body.dump();
+    const message = await errorMessage(res.body);
     // SECURITY: no redirect is followed; the batch endpoint is part of the checked source.
-    throw new Error(res.statusCode >= 300 && res.statusCode < 400 ? 'the LFS endpoint answered with a redirect (not followed)' : `the LFS batch API answered ${res.statusCode}`);
+    if (res.statusCode >= 300 && res.statusCode < 400) throw new Error('the LFS endpoint answered with a redirect (not followed)');
+    throw new Error(`the LFS batch API answered ${res.statusCode}${message ? `: ${message}` : ''}`);
   }
-  const text = await res.body.text();
-  if (text.length > 16 * 1024 * 1024) throw new Error('the LFS batch answer is too large');
-  return JSON.parse(text);
+  // Read only up to the cap, however large the answer says (or does not say) it is.
+  const text = await readCapped(guarded(res.body, options.stallMs, 'the LFS batch answer'), MAX_BATCH_ANSWER, 'the LFS batch answer').finally(() => res.body.destroy());
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error('the LFS batch answer is not JSON');
+  }
+}
+
+/** The `message` of a git-lfs error body (read up to 64 KiB), or ''. */
+async function errorMessage(body: Dispatcher.ResponseData['body']): Promise<string> {
+  try {
+    const parsed = JSON.parse(await readCapped(body, MAX_ERROR_BODY, 'the error body'));
+    return typeof parsed?.message === 'string' ? parsed.message.slice(0, 200) : '';
+  } catch {
+    body.destroy();
+    return '';
+  }
 }
 
 async function download(href: string, header: Record<string, string>, endpoint: string, p: LfsPointer, options: LfsFetchOptions, dispatcher: Dispatcher): Promise<void> {
@@ -124,7 +168,7 @@ async function download(href: string, header: Record<string, string>, endpoint: 
     if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`download URL protocol ${target.protocol} is not allowed`);
     const res = await request(target, { method: 'GET', headers, dispatcher, signal: options.signal });
     if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location && hop < MAX_REDIRECTS) {
-      await res.body.dump();
+      res.body.destroy();
       const next = new URL(String(res.headers.location), target);
       // SECURITY: a redirect target is connected to through the same policy connector;
       // credentials never follow a redirect to another origin.
@@ -133,10 +177,15 @@ async function download(href: string, header: Record<string, string>, endpoint: 
       continue;
     }
     if (res.statusCode !== 200) {
-      await res.body.dump();
+      res.body.destroy();
       throw new Error(`download answered ${res.statusCode}`);
     }
-    await writeObject(options.lfsDir, p.oid, p.size, res.body);
+    // Checked while it streams: more than the pointer's size, a wrong SHA-256 or a stall stores nothing.
+    try {
+      await writeObject(options.lfsDir, p.oid, p.size, guarded(res.body, options.stallMs, `the download of ${p.oid.slice(0, 12)}`));
+    } finally {
+      res.body.destroy();
+    }
     return;
   }
 }

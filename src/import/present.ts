@@ -7,7 +7,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /**
  * The API form of a job (SPEC §8.1). Built field by field, so the stored credentials,
  * lease and attempt bookkeeping can never leak into an answer. `repository` adds
- * `missing_lfs_objects` (the objects the source could not give) to the spec's counts.
+ * `missing_lfs_objects` (the objects the source could not give, each with oid, size and
+ * the reason) to the spec's counts; `lfs_url` is the endpoint the request named, or null.
  */
 export function presentImportJob(config: Config, job: ImportJob) {
   const result: ImportResult | null = job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
@@ -23,6 +24,7 @@ export function presentImportJob(config: Config, job: ImportJob) {
     },
     error: job.error,
     source_url: job.source_url,
+    lfs_url: job.lfs_url,
     target_org: job.target_org,
     name: job.name,
     visibility: job.visibility,

@@ -47,3 +47,25 @@ export function parseGitProgress(text: string, previous: Progress | null = null)
   }
   return found;
 }
+
+// Where each phase sits on the job's one overall scale (start, end), so the figure a
+// user sees moves forward only: the copy takes most of it, LFS and the move the rest.
+const SPANS: Record<string, [number, number]> = {
+  connecting: [0, 0],
+  counting_objects: [0, 2],
+  compressing_objects: [2, 5],
+  receiving_objects: [5, 70],
+  resolving_deltas: [70, 85],
+  checking_connectivity: [85, 88],
+  fetching_lfs: [88, 98],
+  finalizing: [98, 99],
+  done: [100, 100],
+};
+
+/** The overall percent (0–100) for a phase and the percent git or the LFS fetch reports within it; null for an unknown phase. */
+export function overallPercent(phase: string, within: number | null): number | null {
+  const span = SPANS[phase];
+  if (!span) return null;
+  const share = Math.max(0, Math.min(100, within ?? 0)) / 100;
+  return Math.floor(span[0] + (span[1] - span[0]) * share);
+}

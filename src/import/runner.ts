@@ -44,7 +44,9 @@ export function createImportRunner(services: Services, runnerOptions: RunnerOpti
   async function claim() {
     const free = config.importConcurrency - running.size;
     if (free <= 0) return;
-    for (const id of await claimImportJobs(db, owner, free, options.leaseMs)) {
+    // One organization may hold every slot but one, so another organization's job can always start.
+    const perOrg = Math.max(1, config.importConcurrency - 1);
+    for (const id of await claimImportJobs(db, owner, free, options.leaseMs, perOrg)) {
       // Claimed while stop() ran: give it straight back rather than start work nobody waits for.
       if (stopping) {
         await releaseJob(db, id, owner, { attempts: db.raw('attempts - 1') });

@@ -5,7 +5,8 @@ import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { runCli } from '../helpers/cli.ts';
 import { gitClient, refList } from '../helpers/git.ts';
-import { buildSource, startGitDaemon } from './helpers.ts';
+import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildSource, startGitDaemon, uploadLfs } from './helpers.ts';
 
 t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-cli-import-'));
@@ -18,7 +19,7 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
   const g = gitClient(t);
   const base = path.join(g.dir, 'served');
   fs.mkdirSync(base);
-  await buildSource(g, base);
+  const source = await buildSource(g, base);
   const daemon = await startGitDaemon(t, base);
   t.equal((await runCli(['org', 'create', 'acme'], env)).code, 0);
 
@@ -26,12 +27,30 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
     t.equal((await runCli(args, env)).code, 2, `usage: ${args.join(' ')}`);
   }
 
-  const ok = await runCli(['import', daemon.url('source'), 'acme/copy', '--visibility', 'public'], env);
+  const ok = await runCli(['import', daemon.url('source'), 'acme/copy', '--visibility', 'public', '--allow-missing-lfs'], env);
   t.equal(ok.code, 0, ok.stderr);
-  t.match(ok.stdout, /^imported acme\/copy: 2 branches, 2 tags, 0 LFS objects \(3 missing at the source\), default branch trunk\n$/);
+  t.match(ok.stdout, /^imported acme\/copy: 2 branches, 2 tags, 0 LFS objects \(3 missing at the source\), default branch trunk\n/);
+  for (const f of [source.lfs.kept, source.lfs.old, source.lfs.absent]) t.match(ok.stdout, `missing LFS object ${f.oid} (${f.size} bytes): `, 'each missing object with its reason');
   t.match(ok.stderr, /^import \d+: git:\/\/127\.0\.0\.1:\d+\/source\.git → acme\/copy\n/, 'the job, then its progress, on stderr');
+  t.match(ok.stderr, /\nqueued +\[-{24}\] queued…\n/, 'the state stands where no percent is known yet');
+  t.notMatch(ok.stderr, / +%/, 'never a blank percent');
+  const percents = [...ok.stderr.matchAll(/\] +(\d+)%/g)].map((m) => Number(m[1]));
+  t.same(percents, [...percents].sort((a, b) => a - b), `the percent never goes back: ${percents.join(' ')}`);
   t.match(ok.stderr, /succeeded +\[#{24}\] 100% done[^\n]*\n$/);
   t.same(refList(await g.ok(['ls-remote', path.join(dir, 'repos', 'acme', 'copy.git')])), refList(await g.ok(['ls-remote', daemon.url('source')])));
+
+  // The same source with its LFS objects served elsewhere: --lfs-url names the endpoint; the
+  // one object the source never had is listed and makes the command fail.
+  const upstream = await startWharf(t);
+  const { token } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
+  await buildRepo(upstream, 'up', 'proj', 'public');
+  await uploadLfs(upstream, 'up/proj', token, [source.lfs.kept, source.lfs.old]);
+  const withLfs = await runCli(['import', daemon.url('source'), 'acme/with-lfs', '--lfs-url', `${upstream.url}/up/proj.git/info/lfs`], env);
+  t.equal(withLfs.code, 1, 'missing LFS objects fail the command');
+  t.match(withLfs.stdout, /^imported acme\/with-lfs: 2 branches, 2 tags, 2 LFS objects \(1 missing at the source\)/);
+  t.match(withLfs.stdout, `missing LFS object ${source.lfs.absent.oid} (${source.lfs.absent.size} bytes): 404`);
+  t.match(withLfs.stderr, /1 LFS objects missing at the source .*--allow-missing-lfs/);
+  t.ok(fs.existsSync(path.join(dir, 'repos', 'acme', 'with-lfs.git')), 'the repository is there all the same');
 
   const taken = await runCli(['import', daemon.url('source'), 'acme/copy'], env);
   t.equal(taken.code, 1, 'name taken');

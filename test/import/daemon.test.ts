@@ -18,7 +18,7 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   const created = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: daemon.url('source'), target_org: 'demo', name: 'copy', visibility: 'internal' } });
   t.equal(created.status, 202, created.text);
   t.equal(created.headers.get('location'), `/api/v1/repos/import/${created.body.id}`);
-  t.same(Object.keys(created.body).sort(), ['created_at', 'error', 'finished_at', 'id', 'name', 'progress', 'repository', 'source_url', 'status', 'target_org', 'visibility']);
+  t.same(Object.keys(created.body).sort(), ['created_at', 'error', 'finished_at', 'id', 'lfs_url', 'name', 'progress', 'repository', 'source_url', 'status', 'target_org', 'visibility']);
   t.same(Object.keys(created.body.progress).sort(), ['bytes_received', 'objects_received', 'percent', 'phase']);
   t.equal(created.body.source_url, daemon.url('source'));
   t.equal(created.body.repository, null);

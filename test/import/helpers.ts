@@ -93,12 +93,16 @@ export interface Proxy {
   rate: number;
   /** When set, the next connection that has sent this many bytes to the client is cut (once). */
   cutAfter: number;
+  /** When set, every connection is cut once it has sent this many bytes to the client. */
+  cutEvery: number;
   cuts: number;
+  /** Bytes sent to clients so far, over every connection. */
+  bytes: number;
 }
 
 /** Starts a pacing proxy to `target` on loopback; closed when the test ends. */
-export async function startProxy(t: TestLike, target: number, options: { rate?: number; cutAfter?: number } = {}): Promise<Proxy> {
-  const state: Proxy = { port: 0, rate: options.rate ?? 0, cutAfter: options.cutAfter ?? 0, cuts: 0 };
+export async function startProxy(t: TestLike, target: number, options: { rate?: number; cutAfter?: number; cutEvery?: number } = {}): Promise<Proxy> {
+  const state: Proxy = { port: 0, rate: options.rate ?? 0, cutAfter: options.cutAfter ?? 0, cutEvery: options.cutEvery ?? 0, cuts: 0, bytes: 0 };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target, '127.0.0.1');
@@ -116,7 +120,12 @@ export async function startProxy(t: TestLike, target: number, options: { rate?: 
         if (queue[0].length === 0) queue.shift();
         budget -= part.length;
         sent += part.length;
+        state.bytes += part.length;
         client.write(part);
+        if (state.cutEvery && sent >= state.cutEvery) {
+          state.cuts++;
+          return close();
+        }
         if (state.cutAfter && sent >= state.cutAfter) {
           state.cutAfter = 0;
           state.cuts++;

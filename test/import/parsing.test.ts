@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseGitProgress } from '../../src/import/progress.ts';
+import { overallPercent, parseGitProgress } from '../../src/import/progress.ts';
 import { parseLfsPointer } from '../../src/import/lfsScan.ts';
 import { describeGitFailure, scrubSecrets } from '../../src/import/gitErrors.ts';
 import { parseSourceUrl, SourceUrlError } from '../../src/import/url.ts';
@@ -78,5 +78,14 @@ t.test('lfsEndpoint follows git-lfs server discovery', async (t) => {
 t.test('progressLine draws the bar the CLI shows', async (t) => {
   const job: any = { status: 'cloning', phase: 'receiving_objects', percent: 50, objects_received: 450, bytes_received: 3 * 1024 * 1024 };
   t.equal(progressLine(job, 10), 'cloning      [#####-----]  50% receiving_objects 450 objects 3.0 MiB');
-  t.equal(progressLine({ ...job, status: 'queued', phase: null, percent: null, objects_received: null, bytes_received: null }, 4), 'queued       [----]    % ');
+  t.equal(progressLine({ ...job, status: 'queued', phase: null, percent: null, objects_received: null, bytes_received: null }, 4), 'queued       [----] queued…', 'the state, not a blank percent');
+  t.equal(progressLine({ ...job, phase: 'connecting', percent: null, objects_received: null, bytes_received: null }, 4), 'cloning      [----] connecting…');
+});
+
+t.test('overallPercent: one figure across phases that later phases never bring below earlier ones', async (t) => {
+  const order: [string, number | null][] = [['connecting', null], ['counting_objects', 50], ['compressing_objects', 100], ['receiving_objects', 0], ['receiving_objects', 76], ['resolving_deltas', 28], ['checking_connectivity', 100], ['fetching_lfs', 0], ['fetching_lfs', 50], ['finalizing', 0], ['done', 100]];
+  const figures = order.map(([phase, p]) => overallPercent(phase, p)!);
+  t.same(figures, [...figures].sort((a, b) => a - b), figures.join(' '));
+  t.equal(figures.at(-1), 100);
+  t.equal(overallPercent('whatever', 10), null);
 });

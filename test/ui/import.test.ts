@@ -12,7 +12,8 @@ t.test('import from a git daemon source through the form, following the progress
   const g = gitClient(t);
   const work = path.join(g.dir, 'src');
   await g.ok(['init', '-q', '-b', 'trunk', work]);
-  await g.commit(work, 'Initial import source');
+  const oid = 'ab'.repeat(32);
+  await g.commit(work, 'Initial import source', { 'big.bin': `version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\nsize 12345\n` });
   await g.ok(['tag', '-a', 'v2.0', '-m', 'two'], { cwd: work });
   await g.ok(['branch', 'release/2.x'], { cwd: work });
   await g.commit(work, 'Second on trunk');
@@ -40,6 +41,7 @@ t.test('import from a git daemon source through the form, following the progress
   await page.waitForSelector('text=Import finished', { timeout: 60_000 });
   await screenshot(page, 'import-done');
   t.match(await page.textContent('main'), '2 branches · 1 tag · 0 LFS objects');
+  t.match((await page.textContent('[data-field=missing]'))!.replace(/\s+/g, ' '), `1 LFS object missing at the source: ${oid} (12345 bytes): `, 'each missing object with oid and reason');
   await page.click('a:has-text("Open demo/tool")');
   await page.waitForURL(`${w.url}/demo/tool`);
   const main = (await page.textContent('main'))!;
@@ -129,4 +131,6 @@ t.test('hosted sources become clone URLs with the conventional token user names'
   t.match(form({ source: 'github', path: '../etc' }).errors, { path: [/owner\/repository/] });
   t.match(form({ source: 'git', url: 'https://example.com/x/tool.git', username: 'me', password: 'pw' }).body, { source_url: 'https://example.com/x/tool.git', auth_username: 'me', auth_password: 'pw', name: 'tool' });
   t.match(form({ source: 'git', url: '' }).errors, { url: [/URL/], name: [/name/] });
+  t.match(form({ source: 'git', url: 'git://example.com/x/tool.git', lfs_url: ' https://example.com/x/tool.git/info/lfs ' }).body, { lfs_url: 'https://example.com/x/tool.git/info/lfs' }, 'the LFS URL is passed on');
+  t.notOk('lfs_url' in form({ source: 'git', url: 'git://example.com/x/tool.git', lfs_url: '' }).body!, 'empty: the endpoint is guessed');
 });

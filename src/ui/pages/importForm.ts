@@ -27,6 +27,8 @@ export interface ImportValues {
   org: string;
   name: string;
   visibility: 'public' | 'internal' | 'private';
+  /** The source's LFS endpoint when the guess from the clone URL is wrong; empty to guess. */
+  lfsUrl: string;
 }
 
 /** Reads the submitted form. */
@@ -43,6 +45,7 @@ export function importValuesFromForm(form: URLSearchParams): ImportValues {
     org: (form.get('org') ?? '').trim(),
     name: (form.get('name') ?? '').trim(),
     visibility: visibility === 'public' || visibility === 'internal' ? visibility : 'private',
+    lfsUrl: (form.get('lfs_url') ?? '').trim(),
   };
 }
 
@@ -70,6 +73,7 @@ export function importRequest(values: ImportValues): { body?: Record<string, str
   }
   const derived = (values.source === 'git' ? values.url : values.path).replace(/\/+$/, '').split(/[/:]/).pop()?.replace(/\.git$/, '') ?? '';
   body.name = values.name || derived;
+  if (values.lfsUrl) body.lfs_url = values.lfsUrl;
   if (!body.name) errors.name = ['Enter a name for the new repository.'];
   if (!values.org) errors.org = ['Choose an organization.'];
   return Object.keys(errors).length ? { errors } : { body };
@@ -118,6 +122,10 @@ export function importForm(ctx: Context, values: ImportValues, orgs: string[], e
     ${radio('visibility', 'private', values.visibility, 'Private — members of the organization only')}
     ${err(errors, 'visibility')}
   </fieldset>
+  <details ${values.lfsUrl || errors.lfsUrl ? html`open` : ''}><summary>LFS endpoint, if not the usual one</summary>
+    <div class="stack"><label for="lfs_url">LFS URL <span class="muted">(empty: <code>&lt;clone URL&gt;/info/lfs</code>; git:// sources usually need one)</span></label>
+    <input id="lfs_url" name="lfs_url" placeholder="https://git.example.com/team/project.git/info/lfs" value="${values.lfsUrl}" ${aria(errors, 'lfsUrl')}>${err(errors, 'lfsUrl')}</div>
+  </details>
   <div class="actions"><button type="submit" class="primary">Begin import</button></div>
 </form>`;
 }

@@ -20,7 +20,14 @@ interface ImportJob {
   target_org: string;
   name: string;
   visibility: string;
-  repository: { full_name: string; default_branch: string; branches: number; tags: number; lfs_objects: number } | null;
+  repository: {
+    full_name: string;
+    default_branch: string;
+    branches: number;
+    tags: number;
+    lfs_objects: number;
+    missing_lfs_objects?: { oid: string; size: number; error: string }[];
+  } | null;
   created_at: string;
   finished_at: string | null;
 }
@@ -50,6 +57,7 @@ function importErrors(details: ApiErrorDetail[], values: ImportValues, fallback:
     target_org: 'org',
     name: 'name',
     visibility: 'visibility',
+    lfs_url: 'lfsUrl',
   };
   const errors: FieldErrors = {};
   for (const d of details) (errors[fields[d.path.split('/')[1] ?? ''] ?? '_'] ??= []).push(d.message);
@@ -77,8 +85,13 @@ function progressView(job: ImportJob) {
   const numbers = html`<p class="muted" data-field="numbers">${p.objects_received ?? 0} objects · ${Math.round((p.bytes_received ?? 0) / 1024)} KiB received</p>`;
   if (job.status === 'succeeded' && job.repository) {
     const r = job.repository;
+    const missing = r.missing_lfs_objects ?? [];
+    const missingList = missing.length
+      ? html`<div class="flash error" role="alert" data-field="missing"><p>${plural(missing.length, 'LFS object')} missing at the source:</p>
+        <ul>${missing.map((m) => html`<li><code>${m.oid}</code> (${m.size} bytes): ${m.error}</li>`)}</ul></div>`
+      : '';
     return html`<p class="result ok">Import finished</p><p><a class="button primary" href="/${r.full_name}">Open ${r.full_name}</a></p>
-    <p class="muted">${plural(r.branches, 'branch', 'branches')} · ${plural(r.tags, 'tag')} · ${plural(r.lfs_objects, 'LFS object')} · default branch <span class="ref">${r.default_branch}</span></p>`;
+    <p class="muted">${plural(r.branches, 'branch', 'branches')} · ${plural(r.tags, 'tag')} · ${plural(r.lfs_objects, 'LFS object')} · default branch <span class="ref">${r.default_branch}</span></p>${missingList}`;
   }
   if (job.status === 'failed') return html`<p class="result bad">Import failed</p><p class="flash error" role="alert">${job.error ?? 'The import failed.'}</p><p><a class="button" href="/-/import">Start again</a></p>`;
   if (job.status === 'canceled') return html`<p class="result wait">Import canceled</p><p><a class="button" href="/-/import">Start again</a></p>`;
@@ -92,7 +105,7 @@ export function importRoutes(router: Router, _services: Services) {
     const api = requireApi(ctx);
     const orgs = await orgsOf(api);
     const org = typeof ctx.query.org === 'string' ? ctx.query.org : (orgs[0] ?? '');
-    formPage(ctx, { source: 'git', url: '', path: '', username: '', password: '', token: '', org, name: '', visibility: 'private' }, orgs, {});
+    formPage(ctx, { source: 'git', url: '', path: '', username: '', password: '', token: '', org, name: '', visibility: 'private', lfsUrl: '' }, orgs, {});
   });
 
   router.post('/-/import', async (ctx) => {
