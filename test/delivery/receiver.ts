@@ -24,6 +24,8 @@ export interface Answer {
   headers?: Record<string, string>;
   body?: string;
   delayMs?: number;
+  /** Drop the connection instead of answering (after `delayMs`). */
+  reset?: boolean;
 }
 
 function same(a: string, b: string): boolean {
@@ -78,6 +80,7 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
       const a = answer(r, index);
       const send = () => {
         if (res.destroyed) return;
+        if (a.reset) return void req.socket.destroy();
         res.writeHead(a.status ?? 200, { 'content-type': 'text/plain', ...a.headers });
         res.end(a.body ?? 'ok');
       };
