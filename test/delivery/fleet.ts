@@ -17,6 +17,8 @@ export interface Node {
   exited: Promise<unknown>;
   /** SIGKILL, and wait until it is gone. */
   kill(): Promise<void>;
+  /** The delivery attempts it logged so far (with LOG_LEVEL info). */
+  attemptsLogged(): number;
 }
 
 /**
@@ -53,7 +55,7 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
     const exited = new Promise((resolve) => child.on('close', resolve));
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
-    const node: Node = { child, url: '', exited, kill: async () => void (child.kill('SIGKILL'), await exited) };
+    const node: Node = { child, url: '', exited, kill: async () => void (child.kill('SIGKILL'), await exited), attemptsLogged: () => out.split('"delivery attempt"').length - 1 };
     nodes.add(node);
     void exited.then(() => nodes.delete(node));
     await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 60_000);

@@ -1,0 +1,50 @@
+// Three real `wharf serve` processes on one Postgres database (SPEC §10): they share the
+// deliveries through FOR UPDATE SKIP LOCKED claims and leases.
+import t from 'tap';
+import { postgresUrl } from '../helpers/database.ts';
+import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { attemptsByGuid, startFleet } from '../delivery/fleet.ts';
+
+const CONCURRENCY = 8;
+const N = 900;
+
+t.test(
+  'three nodes on one Postgres: a node killed mid-delivery leaves its work to the others after the lease; no delivery is attempted by two nodes at once',
+  { skip: postgresUrl ? false : 'several nodes need one shared Postgres database (set TEST_DATABASE_URL); SQLite is one node' },
+  async (t) => {
+    const inFlight = new Set<string>();
+    let overlaps = 0;
+    const rx = await startReceiver(t, (r) => {
+      if (r.event === 'ping') return { status: 200 };
+      if (inFlight.has(r.guid)) overlaps++;
+      inFlight.add(r.guid);
+      setTimeout(() => inFlight.delete(r.guid), 40);
+      // A quarter of the first attempts fail, so retries move between the nodes too.
+      return { status: r.attempt === 1 && r.guid.charCodeAt(0) % 4 === 0 ? 500 : 200, delayMs: 40 };
+    });
+    const fleet = await startFleet(t, { WEBHOOK_CONCURRENCY: String(CONCURRENCY), WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s', WEBHOOK_TIMEOUT: '1s', LOG_LEVEL: 'info' }, rx.url);
+    const [b, c] = await Promise.all([fleet.serve(), fleet.serve()]);
+    const a = fleet.first;
+    await fleet.raise(N);
+    const succeeded = () => new Set(rx.received.filter((r) => r.event !== 'ping' && !(r.attempt === 1 && r.guid.charCodeAt(0) % 4 === 0)).map((r) => r.guid)).size;
+    await waitFor('a third of the deliveries to succeed', () => succeeded() >= N / 3 && b.attemptsLogged() > 0, 120_000);
+    await b.kill();
+    const killedAt = Date.now();
+    const byB = b.attemptsLogged();
+    const rows = await waitFor('every delivery to succeed on the two nodes left', async () => {
+      const rows = await fleet.deliveries();
+      return rows.length === N && rows.every((r) => r.status === 'success') ? rows : null;
+    }, 120_000);
+
+    t.equal(overlaps, 0, 'no delivery was in flight twice at once');
+    const seen = attemptsByGuid(rx.received);
+    t.equal(seen.size, N, 'every delivery arrived');
+    const repeated = [...seen].filter(([, attempts]) => attempts.length !== new Set(attempts).size);
+    t.ok(repeated.length <= CONCURRENCY, `attempt numbers repeated only for what node B had in flight: ${repeated.length} deliveries (at most ${CONCURRENCY})`);
+    const lastArrival = new Map<string, number>();
+    rx.received.forEach((r, i) => lastArrival.set(r.guid, i));
+    t.ok(rows.every((r) => r.attempts === new Set(seen.get(r.guid)).size), 'each delivery records the attempts the receiver saw');
+    t.ok(a.attemptsLogged() > 0 && byB > 0 && c.attemptsLogged() > 0, `all three nodes delivered (${a.attemptsLogged()}, ${byB}, ${c.attemptsLogged()})`);
+    t.comment(`node B killed with ${byB} attempts made; the others finished ${Math.round((Date.now() - killedAt) / 1000)} s later`);
+  },
+);
