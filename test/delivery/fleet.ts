@@ -89,12 +89,17 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
       }
     },
     /** The webhook's deliveries as rows, with their counts of attempts and of recorded attempt rows. */
-    async deliveries(): Promise<{ guid: string; status: string; attempts: number; recorded: number[] }[]> {
+    async deliveries(): Promise<{ guid: string; status: string; attempts: number; recorded: number[]; recordedFailures: number[] }[]> {
       const rows = await db!('deliveries').where('webhook_id', Number(hook.body.id)).where('event', 'issue').select('id', 'guid', 'status', 'attempts');
-      const attempts = await db!('delivery_attempts').whereIn('delivery_id', db!('deliveries').where('webhook_id', Number(hook.body.id)).select('id')).select('delivery_id', 'attempt');
+      const attempts = await db!('delivery_attempts').whereIn('delivery_id', db!('deliveries').where('webhook_id', Number(hook.body.id)).select('id')).select('delivery_id', 'attempt', 'status_code');
       const byId = new Map<number, number[]>();
-      for (const a of attempts) byId.set(Number(a.delivery_id), [...(byId.get(Number(a.delivery_id)) ?? []), Number(a.attempt)]);
-      return rows.map((r) => ({ guid: r.guid, status: r.status, attempts: Number(r.attempts), recorded: (byId.get(Number(r.id)) ?? []).sort((a, b) => a - b) }));
+      const failures = new Map<number, number[]>();
+      for (const a of attempts) {
+        byId.set(Number(a.delivery_id), [...(byId.get(Number(a.delivery_id)) ?? []), Number(a.attempt)]);
+        if (!(a.status_code >= 200 && a.status_code < 300)) failures.set(Number(a.delivery_id), [...(failures.get(Number(a.delivery_id)) ?? []), Number(a.attempt)]);
+      }
+      const sorted = (list: number[] = []) => list.sort((a, b) => a - b);
+      return rows.map((r) => ({ guid: r.guid, status: r.status, attempts: Number(r.attempts), recorded: sorted(byId.get(Number(r.id))), recordedFailures: sorted(failures.get(Number(r.id))) }));
     },
   };
 }

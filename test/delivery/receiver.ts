@@ -12,6 +12,8 @@ export interface Received {
   event: string;
   attempt: number;
   hookId: number;
+  /** When it arrived (epoch ms). */
+  at: number;
   /** X-Service-Signature recomputed from the secret and compared whole, in constant time. */
   signatureOk: boolean;
   /** Standard Webhooks signature checked (null when the secret is not whsec_). */
@@ -64,6 +66,7 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
         event: String(req.headers['x-service-event'] ?? ''),
         attempt: Number(req.headers['x-service-delivery-attempt']),
         hookId,
+        at: Date.now(),
         // Checked when read, not on arrival: the ping sent on creation can arrive before
         // the test has learned the secret from the 201 answer.
         get signatureOk() {

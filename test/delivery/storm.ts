@@ -24,7 +24,7 @@ export interface StormFigures {
   failedShort: number;
   /** Requests repeating an attempt number the receiver had already seen for that guid. */
   repeats: number;
-  /** 2xx answers beyond a delivery's first. */
+  /** 2xx answers beyond a delivery's first (those the sender took for a timeout left out). */
   duplicate2xx: number;
   /** Deliveries whose recorded attempts (column and attempt rows) disagree with what the receiver saw, or recorded a success the receiver never gave. */
   misrecorded: number;
@@ -47,12 +47,9 @@ export function stormAnswer(guid: string, attempt: number): Answer & { ok: boole
 /** Runs the storm: `deliveries` events, a kill after each of `kills` equal parts of them got their 2xx, a restart after each kill. */
 export async function runStorm(t: TestLike, o: { deliveries: number; kills: number; concurrency: number }): Promise<StormFigures> {
   const started = Date.now();
-  const oks = new Map<string, number>();
   const rx = await startReceiver(t, (r) => {
     if (r.event === 'ping') return { status: 200 };
-    const a = stormAnswer(r.guid, r.attempt);
-    if (a.ok) oks.set(r.guid, (oks.get(r.guid) ?? 0) + 1);
-    return a;
+    return stormAnswer(r.guid, r.attempt);
   });
   const fleet = await startFleet(
     t,
@@ -63,7 +60,7 @@ export async function runStorm(t: TestLike, o: { deliveries: number; kills: numb
   let node = fleet.first;
   for (let k = 1; k <= o.kills; k++) {
     const mark = Math.floor((o.deliveries * k) / (o.kills + 1));
-    await waitFor(`${mark} deliveries to succeed before kill ${k}`, () => oks.size >= mark, 300_000);
+    await waitFor(`${mark} deliveries to be answered 2xx before kill ${k}`, () => new Set(rx.received.filter((r) => r.event !== 'ping' && stormAnswer(r.guid, r.attempt).ok).map((r) => r.guid)).size >= mark, 300_000);
     await node.kill();
     node = await fleet.serve();
   }
@@ -82,6 +79,7 @@ export async function runStorm(t: TestLike, o: { deliveries: number; kills: numb
   let failedShort = 0;
   let repeats = 0;
   let misrecorded = 0;
+  let duplicate2xx = 0;
   for (const row of rows) {
     const attempts = seen.get(row.guid) ?? [];
     const distinct = [...new Set(attempts)].sort((a, b) => a - b);
@@ -96,6 +94,10 @@ export async function runStorm(t: TestLike, o: { deliveries: number; kills: numb
     if (row.status === 'failed' && distinct.length !== n) failedShort++;
     const recordedOk = row.attempts === distinct.length && JSON.stringify(row.recorded) === JSON.stringify(distinct);
     if (!recordedOk || (row.status === 'success' && !answeredOk)) misrecorded++;
+    // 2xx answers beyond the first, leaving out those the sender recorded as a failure
+    // (answered after WEBHOOK_TIMEOUT on a busy machine: rightly retried, not a duplicate).
+    const oks = attempts.filter((a) => stormAnswer(row.guid, a).ok && !row.recordedFailures.includes(a)).length;
+    duplicate2xx += Math.max(0, oks - 1);
   }
   return {
     dialect: fleet.dialect,
@@ -109,7 +111,7 @@ export async function runStorm(t: TestLike, o: { deliveries: number; kills: numb
     misnumbered,
     failedShort,
     repeats,
-    duplicate2xx: [...oks.values()].reduce((s, c) => s + c - 1, 0),
+    duplicate2xx,
     misrecorded,
     seconds: (Date.now() - started) / 1000,
   };
