@@ -66,7 +66,9 @@ export function createDispatcher(services: Services): Worker {
   const freeSlots = () => (1 + tuning.ahead) * concurrency - queue.size - queue.pending;
   const claims = createClaimLoop<Claimed>({
     claim: (limit) => claimDue(db, { owner, limit, now: Date.now(), leaseMs: tuning.leaseMs, firstDelayMs: config.webhookRetrySchedule[0], sqlite }),
-    start: (c) => void queue.add(async () => writer.add(await attempt(c))),
+    // The attempt keeps its place until its result is written. A crash in between leaves
+    // the attempt uncounted: it is made again, same number, when the lease runs out.
+    start: (c) => void queue.add(async () => writer.add(await attempt(c))).catch((err) => log.error({ err, delivery_id: c.id }, 'delivery attempt failed')),
     freeSlots,
     inFlight: () => queue.pending,
     batchMin: tuning.claimBatchMin,
