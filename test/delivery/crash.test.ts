@@ -13,7 +13,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
   const exited = new Promise((resolve) => child.on('close', resolve));
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
-  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 60_000);
+  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 120_000);
   return { child, url: /listening on (http:\/\/\S+)/.exec(out)![1], token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1], exited };
 }
 

@@ -58,7 +58,7 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
     const node: Node = { child, url: '', exited, kill: async () => void (child.kill('SIGKILL'), await exited), attemptsLogged: () => out.split('"delivery attempt"').length - 1 };
     nodes.add(node);
     void exited.then(() => nodes.delete(node));
-    await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 60_000);
+    await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 120_000);
     node.url = /listening on (http:\/\/\S+)/.exec(out)![1];
     return Object.assign(node, { token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1] });
   }
