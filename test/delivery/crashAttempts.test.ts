@@ -13,10 +13,12 @@ t.test('SIGKILL mid-delivery to a receiver that always fails: every delivery is 
   await fleet.first.kill();
   const atKill = rx.received.length;
   await fleet.serve();
-  const rows = await waitFor('every delivery to have failed for good', async () => {
-    const rows = await fleet.deliveries();
-    return rows.length === 300 && rows.every((r) => r.status === 'failed') ? rows : null;
-  }, 90_000);
+  await waitFor('every delivery to have failed for good', async () => {
+    const c = await fleet.counts();
+    return c.total === 300 && c.pending === 0;
+  }, 120_000);
+  const rows = await fleet.deliveries();
+  t.ok(rows.every((r) => r.status === 'failed'), 'every delivery failed for good');
 
   const seen = attemptsByGuid(rx.received);
   t.equal(seen.size, 300, 'the receiver saw every delivery');

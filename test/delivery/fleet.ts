@@ -88,6 +88,11 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
         await recordEvents(db!, list);
       }
     },
+    /** How many of the webhook's event deliveries there are, and how many are still pending (one cheap query, for polling). */
+    async counts(): Promise<{ total: number; pending: number }> {
+      const [row] = await db!('deliveries').where('webhook_id', Number(hook.body.id)).where('event', 'issue').select(db!.raw("count(*) AS total, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending"));
+      return { total: Number(row.total), pending: Number(row.pending ?? 0) };
+    },
     /** The webhook's deliveries as rows, with their counts of attempts and of recorded attempt rows. */
     async deliveries(): Promise<{ guid: string; status: string; attempts: number; recorded: number[]; recordedFailures: number[] }[]> {
       const rows = await db!('deliveries').where('webhook_id', Number(hook.body.id)).where('event', 'issue').select('id', 'guid', 'status', 'attempts');
