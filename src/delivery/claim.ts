@@ -4,15 +4,19 @@ import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
 
 /**
- * A claimed delivery with what its attempt needs: `attempts` already counts this one, and
- * the body (the delivery's own bytes for pings, else its event's) and the webhook's
- * current URL and secret come with it.
+ * A claimed delivery with what its attempt needs: the number this attempt carries (one
+ * more than the attempts recorded so far), the claim's token, and the body (the
+ * delivery's own bytes for pings, else its event's) and the webhook's current URL and
+ * secret.
  */
 export interface Claimed {
   id: number;
   guid: string;
   event: string;
-  attempts: number;
+  /** The attempt this claim makes: attempts recorded so far + 1. */
+  attempt: number;
+  /** Claims since the delivery's last recorded result, this one included; the result write checks it. */
+  claims: number;
   hookId: number;
   /** The exact bytes to send. */
   body: Buffer;
@@ -22,13 +26,18 @@ export interface Claimed {
 
 /**
  * Claims up to `limit` due deliveries for this process in ONE statement, which also
- * returns what their attempts need: the attempt is counted and a lease taken
- * (lease_owner, and next_attempt_at moved to the lease's end).
+ * returns what their attempts need: a lease is taken (lease_owner, and next_attempt_at
+ * moved to the lease's end) and `claims` raised. The attempt is NOT counted here: it is
+ * counted by the result write (complete.ts), which records it.
  *
- * Guarantee (at-least-once): the claim commits before any byte is sent. If the process
- * dies between this claim and the result write, the row stays `pending` with its
+ * A crash between this claim and the result write: the row stays `pending`, its
  * next_attempt_at at the lease's end, so it falls due again by itself and another claim
- * (this process after a restart, or any other) sends it again with the same guid.
+ * (this process after a restart, or any other) makes the same attempt again, with the
+ * same number and guid. An attempt in flight is so repeated (at-least-once; receivers
+ * dedupe on the guid), a delivery claimed ahead and never started is simply sent later,
+ * and no attempt is ever skipped. `claims` keeps the count of such claims without a
+ * result; past MAX_CLAIMS the dispatcher stops sending and records the attempt as lost
+ * (a delivery whose attempts keep dying with their process cannot loop for ever).
  * Postgres: FOR UPDATE SKIP LOCKED lets several processes claim side by side, never the
  * same row. SQLite: writers are serialized, so one UPDATE … RETURNING is atomic.
  * `firstDelayMs` is the schedule's delay before attempt 1, counted from creation.
@@ -52,7 +61,7 @@ export async function claimDue(db: Db, options: { owner: string; limit: number; 
   const claimed: Claimed[] = [];
   for (const r of rows) {
     if (r.body == null || r.url == null) continue;
-    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempts: Number(r.attempts), hookId: Number(r.webhook_id), body: bytes(r.body), url: r.url, secret: r.secret });
+    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempt: Number(r.attempts) + 1, claims: Number(r.claims), hookId: Number(r.webhook_id), body: bytes(r.body), url: r.url, secret: r.secret });
   }
   return claimed;
 }
@@ -62,9 +71,12 @@ function bytes(body: string | Uint8Array): Buffer {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
-/** Due: pending and next attempt reached; with a first delay, for a first attempt also that delay passed. */
+/** A delivery claimed this many times without a result is not sent again: its attempt is recorded as lost. */
+export const MAX_CLAIMS = 5;
+
+/** Due: pending and next attempt reached; with a first delay, for a first attempt never claimed also that delay passed. */
 const due = (now: string, firstDue?: string) =>
-  `status = 'pending' AND next_attempt_at <= ${now}` + (firstDue ? ` AND (attempts > 0 OR next_attempt_at <= ${firstDue})` : '');
+  `status = 'pending' AND next_attempt_at <= ${now}` + (firstDue ? ` AND (attempts > 0 OR claims > 0 OR next_attempt_at <= ${firstDue})` : '');
 
 const claimPostgres = (firstDue?: string) => `
   WITH due AS (
@@ -72,10 +84,10 @@ const claimPostgres = (firstDue?: string) => `
      ORDER BY next_attempt_at LIMIT $4
        FOR UPDATE SKIP LOCKED),
   claimed AS (
-    UPDATE deliveries AS d SET attempts = d.attempts + 1, lease_owner = $1, next_attempt_at = $2
+    UPDATE deliveries AS d SET claims = d.claims + 1, lease_owner = $1, next_attempt_at = $2
       FROM due WHERE d.id = due.id
-    RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.guid, d.event, d.attempts)
-  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, COALESCE(c.payload, e.payload) AS body, w.url, w.secret
+    RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.guid, d.event, d.attempts, d.claims)
+  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, COALESCE(c.payload, e.payload) AS body, w.url, w.secret
     FROM claimed AS c
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
@@ -83,9 +95,9 @@ const CLAIM_POSTGRES = claimPostgres();
 const CLAIM_POSTGRES_DELAYED = claimPostgres('$5');
 
 const claimSqlite = (firstDue?: string) => `
-  UPDATE deliveries SET attempts = attempts + 1, lease_owner = @owner, next_attempt_at = @leaseEnd
+  UPDATE deliveries SET claims = claims + 1, lease_owner = @owner, next_attempt_at = @leaseEnd
    WHERE id IN (SELECT id FROM deliveries WHERE ${due('@now', firstDue)} ORDER BY next_attempt_at LIMIT @limit)
-  RETURNING id, webhook_id, guid, event, attempts, -- the body as BLOB: its UTF-8 bytes, ready to send
+  RETURNING id, webhook_id, guid, event, attempts, claims, -- the body as BLOB: its UTF-8 bytes, ready to send
             CAST(COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS BLOB) AS body,
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
             (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret`;

@@ -8,7 +8,10 @@ import { mainConnectionRunner, type SqliteRunner, type SqlStep } from './sqlite.
 /** The outcome of one attempt, ready to be written. */
 export interface AttemptResult {
   deliveryId: number;
+  /** The attempt's number: it is counted (deliveries.attempts set to it) by this write. */
   attempt: number;
+  /** The claim's token (Claimed.claims): only the delivery's latest claim may write. */
+  claims: number;
   status: DeliveryStatus;
   nextAttemptAt: number | null;
   startedAt: number;
@@ -23,13 +26,16 @@ export interface AttemptResult {
 
 /**
  * Writes attempt results in batches (SQLite: one transaction, a hundred to a statement;
- * Postgres: one prepared statement per 500 that updates and inserts together). A result is written only while this
- * process still holds the delivery's lease for that attempt (lease_owner and attempts
- * match): a process may only finish or reschedule what it claimed.
+ * Postgres: one prepared statement per 500 that updates and inserts together). This is
+ * where an attempt is counted: `attempts` becomes the attempt's number and `claims` goes
+ * back to 0, together with the attempt's row. A result is written only while this
+ * process still holds the delivery's latest claim for that attempt (lease_owner, claims
+ * and attempts match): a process may only finish or reschedule what it claimed.
  *
  * Guarantee (at-least-once): the receiver may already have the delivery when this runs.
- * If the process dies before this commits, the lease runs out and the delivery is sent
- * again with the same X-Service-Delivery guid; receivers dedupe on it. A result whose
+ * If the process dies before this commits, the attempt is not counted: the lease runs
+ * out and the same attempt is made again, with the same number and the same
+ * X-Service-Delivery guid; receivers dedupe on it. Never skipped, at worst repeated. A result whose
  * lease was lost (the webhook was deleted, or the lease ran out and another process
  * took the delivery) is dropped, as its row now belongs to someone else or to no one.
  * Returns how many results were written.
@@ -66,15 +72,15 @@ const PG_CHUNK = 500;
 const WRITE_POSTGRES = `
   WITH v AS (
     SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::bigint[], $5::integer[], $6::text[], $7::integer[],
-                         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[])
+                         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::integer[])
         AS v(id, attempt, status, next_attempt_at, status_code, error, duration_ms, started_at, finished_at,
-             request_headers, response_headers, response_body)),
+             request_headers, response_headers, response_body, claims)),
   updated AS (
     UPDATE deliveries
-       SET status = v.status, next_attempt_at = v.next_attempt_at, lease_owner = NULL, status_code = v.status_code,
+       SET attempts = v.attempt, claims = 0, status = v.status, next_attempt_at = v.next_attempt_at, lease_owner = NULL, status_code = v.status_code,
            error = v.error, duration_ms = v.duration_ms, last_attempt_at = v.started_at, finished_at = v.finished_at
       FROM v
-     WHERE deliveries.id = v.id AND deliveries.attempts = v.attempt AND deliveries.lease_owner = $13
+     WHERE deliveries.id = v.id AND deliveries.attempts = v.attempt - 1 AND deliveries.claims = v.claims AND deliveries.lease_owner = $14
     RETURNING deliveries.id)
   INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body)
   SELECT v.id, v.attempt, v.started_at, v.duration_ms, v.status_code, v.error, v.request_headers, v.response_headers, v.response_body
@@ -82,7 +88,7 @@ const WRITE_POSTGRES = `
 
 async function writeChunkPostgres(db: Db, owner: string, chunk: AttemptResult[]): Promise<number> {
   const column = <T>(pick: (r: AttemptResult) => T) => chunk.map(pick);
-  const result = await preparedQuery(db, 'wharf_write_results', WRITE_POSTGRES, [
+  const result = await preparedQuery(db, 'wharf_write_results_claims', WRITE_POSTGRES, [
     column((r) => r.deliveryId),
     column((r) => r.attempt),
     column((r) => r.status),
@@ -95,6 +101,7 @@ async function writeChunkPostgres(db: Db, owner: string, chunk: AttemptResult[])
     column((r) => JSON.stringify(r.requestHeaders)),
     column((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
     column((r) => r.responseBody),
+    column((r) => r.claims),
     owner,
   ]);
   return result.rowCount;
@@ -120,12 +127,12 @@ function values(rows: Knex.Value[][], casts: string[]): { sql: string; bindings:
  */
 function chunkStepsSqlite(owner: string, chunk: AttemptResult[]): SqlStep[] {
   const attempts = values(
-    chunk.map((r) => [r.deliveryId, r.attempt, r.startedAt, r.durationMs, r.statusCode, r.error, JSON.stringify(r.requestHeaders), r.responseHeaders ? JSON.stringify(r.responseHeaders) : null, r.responseBody]),
-    ['bigint', 'integer', 'bigint', 'integer', 'integer', 'text', 'text', 'text', 'text'],
+    chunk.map((r) => [r.deliveryId, r.attempt, r.startedAt, r.durationMs, r.statusCode, r.error, JSON.stringify(r.requestHeaders), r.responseHeaders ? JSON.stringify(r.responseHeaders) : null, r.responseBody, r.claims]),
+    ['bigint', 'integer', 'bigint', 'integer', 'integer', 'text', 'text', 'text', 'text', 'integer'],
   );
   const updates = values(
-    chunk.map((r) => [r.deliveryId, r.attempt, r.status, r.nextAttemptAt, r.statusCode, r.error, r.durationMs, r.startedAt, r.status === 'pending' ? null : r.endedAt]),
-    ['bigint', 'integer', 'text', 'bigint', 'integer', 'text', 'integer', 'bigint', 'bigint'],
+    chunk.map((r) => [r.deliveryId, r.attempt, r.status, r.nextAttemptAt, r.statusCode, r.error, r.durationMs, r.startedAt, r.status === 'pending' ? null : r.endedAt, r.claims]),
+    ['bigint', 'integer', 'text', 'bigint', 'integer', 'text', 'integer', 'bigint', 'bigint', 'integer'],
   );
   // VALUES columns are column1, column2, …
   return [
@@ -133,16 +140,17 @@ function chunkStepsSqlite(owner: string, chunk: AttemptResult[]): SqlStep[] {
       sql: `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, request_headers, response_headers, response_body)
             SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8, v.column9
               FROM (${attempts.sql}) AS v
-              JOIN deliveries AS d ON d.id = v.column1 AND d.attempts = v.column2 AND d.lease_owner = ? AND d.status = 'pending'`,
+              JOIN deliveries AS d ON d.id = v.column1 AND d.attempts = v.column2 - 1 AND d.claims = v.column10
+                               AND d.lease_owner = ? AND d.status = 'pending'`,
       params: [...attempts.bindings, owner],
       mode: 'run',
     },
     {
       sql: `UPDATE deliveries
-               SET status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
+               SET attempts = v.column2, claims = 0, status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
                    error = v.column6, duration_ms = v.column7, last_attempt_at = v.column8, finished_at = v.column9
               FROM (${updates.sql}) AS v
-             WHERE deliveries.id = v.column1 AND deliveries.attempts = v.column2
+             WHERE deliveries.id = v.column1 AND deliveries.attempts = v.column2 - 1 AND deliveries.claims = v.column10
                AND deliveries.lease_owner = ? AND deliveries.status = 'pending'`,
       params: [...updates.bindings, owner],
       mode: 'run',

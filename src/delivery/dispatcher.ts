@@ -8,241 +8,112 @@ import { claimDue, type Claimed } from './claim.ts';
 import { recordResults, type AttemptResult } from './complete.ts';
 import { nextDueAt } from './nextDue.ts';
 import { pruneFinished } from './prune.ts';
-import { nextStep, retryAfterMs } from './schedule.ts';
-import { deliveryHeaders } from './sign.ts';
-import { sendAttempt, target, type Outcome } from './send.ts';
 import { deliveryAgent } from './agent.ts';
 import { announcer, listenForDeliveries, type Listener } from './listen.ts';
 import { deliveryMetrics } from './metrics.ts';
 import { mainConnectionRunner, sqliteFile } from './sqlite.ts';
 import { SqliteThread } from './sqliteThread.ts';
+import { dispatchTuning } from './tuning.ts';
+import { createClaimLoop } from './claimLoop.ts';
+import { createResultWriter } from './resultWriter.ts';
+import { createDueTimer } from './dueTimer.ts';
+import { createPruner } from './pruner.ts';
+import { attemptMaker } from './attempt.ts';
 
 /** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
 const IDLE_POLL_MS = 2000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 
 /**
- * The webhook dispatcher (a Worker): claims due deliveries, sends them through one
- * keep-alive Agent with at most WEBHOOK_CONCURRENCY in flight (p-queue), and writes
- * each result. Woken at once by the 'deliveries' signal after a commit, by NOTIFY from
- * other processes on Postgres, and by a timer for retries falling due.
+ * The webhook dispatcher (a Worker), put together from its parts: the claim loop claims
+ * due deliveries into a queue that makes at most WEBHOOK_CONCURRENCY attempts at once
+ * (p-queue), each attempt's result goes to the result writer, the due timer wakes the
+ * loop for retries falling due, and the pruner deletes what is past retention. Woken at
+ * once by the 'deliveries' signal after a commit and by NOTIFY from other processes on
+ * Postgres.
+ *
+ * An attempt holds its place in the queue until its result is written: what a SIGKILL
+ * repeats (attempts started and not yet recorded) is so bounded by WEBHOOK_CONCURRENCY.
  */
 export function createDispatcher(services: Services): Worker {
   const { db, config, log } = services;
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const concurrency = config.webhookConcurrency;
   const postgres = isPostgres(db);
-  // Claims run ahead of the free slots (see freeSlots): up to `ahead` times
-  // WEBHOOK_CONCURRENCY claimed deliveries wait behind the attempts in flight. Postgres
-  // looks two batches ahead, as its claims are a round trip to a server that shares the
-  // machine and can take several milliseconds under load; SQLite's claims are a quick
-  // local call, and one batch is enough. A claimed delivery so waits for at most `ahead`
-  // attempts before it (each at most WEBHOOK_TIMEOUT), then makes its own; the lease
-  // covers all of them and the result write right after.
-  const ahead = postgres ? 2 : 1;
-  const leaseMs = (1 + ahead) * config.webhookTimeoutMs + 5_000;
-  const metrics = deliveryMetrics(services);
-  // The attempt line is built from fixed, secret-free fields (the target is an origin, which
-  // drops any user info), so it skips the logger's redaction, a third of a line's cost.
-  const attemptLog = log.child({}, { redact: { paths: [] } });
+  const tuning = dispatchTuning(postgres ? 'postgres' : 'sqlite', config);
   const queue = new PQueue({ concurrency });
   const agent = deliveryAgent(config);
   // SQLite: claims and result writes run on a thread of their own when the database is a file.
   const file = postgres ? null : sqliteFile(db);
   const sqliteThread = file ? new SqliteThread(file) : null;
   const sqlite = sqliteThread ? sqliteThread.run : mainConnectionRunner(db);
-  let stopping = false;
-  let looping: Promise<void> | null = null;
-  let again = false;
-  let timer: NodeJS.Timeout | undefined;
-  let pruneTimer: NodeJS.Timeout | undefined;
-  let listener: Listener | undefined;
-  let results: AttemptResult[] = [];
-  const writers = new Set<Promise<void>>();
-  const maxWriters = postgres ? 4 : 1;
-  // True while the last claim filled every free slot: more work is probably due.
-  let moreDue = false;
-  let timerWanted: NodeJS.Timeout | undefined;
-  // Claim in batches: finished attempts only trigger a claim once this many places are free.
-  const batchMin = Math.max(1, Math.floor(concurrency / 2));
-  // Places for new claims. Up to WEBHOOK_CONCURRENCY attempts run (p-queue) and up to
-  // `ahead` times as many claimed deliveries wait behind them, so the next attempt never waits for a claim's
-  // round trip and claims come in big batches (one statement, one commit, per batch). A
-  // finished attempt frees its place at once, before its result is written, so the next
-  // one starts while the write is on its way. Results not yet written are bounded all the
-  // same: if the writer falls behind, claiming stops rather than letting leases run out on
-  // deliveries that were in fact sent.
-  let unwritten = 0;
-  const maxUnwritten = concurrency * (2 + 2 * ahead);
-  const freeSlots = () => Math.min((1 + ahead) * concurrency, maxUnwritten - unwritten) - queue.size - queue.pending;
   const announce = postgres ? announcer(db, log) : () => {};
+  const attempt = attemptMaker({ config, agent, metrics: deliveryMetrics(services), log });
+  let listener: Listener | undefined;
 
-  const wake = () => {
-    if (stopping) return;
-    if (looping) {
-      again = true;
-      return;
-    }
-    looping = loop().catch((err) => log.error({ err }, 'delivery dispatcher loop failed')).finally(() => {
-      looping = null;
-      wantTimer();
-    });
-  };
+  const writer = createResultWriter<AttemptResult>({
+    write: (batch) => recordResults(db, owner, batch, sqlite),
+    writers: tuning.writers,
+    maxBatch: tuning.writeBatchMax,
+    // Not written: the leases run out and the attempts are made again (at-least-once).
+    onError: (err) => log.error({ err }, 'could not record delivery results'),
+    written: () => timer.want(),
+  });
 
-  async function loop() {
-    do {
-      again = false;
-      while (!stopping) {
-        const free = freeSlots();
-        // A few free slots while attempts are in flight: wait for a batch's worth (fewer statements).
-        if (free <= 0 || (free < batchMin && queue.pending > 0)) break;
-        const claimed = await claimDue(db, { owner, limit: free, now: Date.now(), leaseMs, firstDelayMs: config.webhookRetrySchedule[0], sqlite });
-        moreDue = claimed.length === free;
-        for (const c of claimed) void queue.add(() => attempt(c));
-        if (!moreDue) break;
-      }
-    } while (again && !stopping);
-  }
+  // Places for claims: WEBHOOK_CONCURRENCY attempts (or results being written) and
+  // `ahead` times as many claimed deliveries waiting behind them, so the next attempt
+  // never waits for a claim's round trip and claims come in big batches.
+  const freeSlots = () => (1 + tuning.ahead) * concurrency - queue.size - queue.pending;
+  const claims = createClaimLoop<Claimed>({
+    claim: (limit) => claimDue(db, { owner, limit, now: Date.now(), leaseMs: tuning.leaseMs, firstDelayMs: config.webhookRetrySchedule[0], sqlite }),
+    // The attempt keeps its place until its result is written. A crash in between leaves
+    // the attempt uncounted: it is made again, same number, when the lease runs out.
+    start: (c) => void queue.add(async () => writer.add(await attempt(c))).catch((err) => log.error({ err, delivery_id: c.id }, 'delivery attempt failed')),
+    freeSlots,
+    inFlight: () => queue.pending,
+    batchMin: tuning.claimBatchMin,
+    onError: (err) => log.error({ err }, 'delivery dispatcher loop failed'),
+    settled: () => timer.want(),
+  });
 
-  async function attempt(c: Claimed) {
-    metrics.inFlight += 1;
-    const headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempts, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
-    let outcome: Outcome;
-    try {
-      outcome = await sendAttempt(agent, c.url, headers, c.body, config.webhookTimeoutMs);
-    } finally {
-      metrics.inFlight -= 1;
-    }
-    const retryAfter = outcome.responseHeaders?.['retry-after'];
-    const step = nextStep({
-      statusCode: outcome.statusCode,
-      retryAfterMs: retryAfterMs(retryAfter, outcome.endedAt),
-      attempts: c.attempts,
-      endedAt: outcome.endedAt,
-      schedule: config.webhookRetrySchedule,
-    });
-    const ok = step.status === 'success';
-    metrics.observe(ok ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
-    // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
-    attemptLog.info(
-      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempts, target: target(c.url).origin, status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
-      'delivery attempt',
-    );
-    unwritten += 1;
-    results.push({
-      deliveryId: c.id,
-      attempt: c.attempts,
-      status: step.status,
-      nextAttemptAt: step.nextAttemptAt,
-      startedAt: outcome.startedAt,
-      endedAt: outcome.endedAt,
-      durationMs: outcome.durationMs,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      requestHeaders: headers,
-      responseHeaders: outcome.responseHeaders,
-      responseBody: outcome.responseBody,
-    });
-    flush();
-    // The slot frees as this returns: the queue's 'next' event claims more when a batch's worth is free.
-  }
-
-  /**
-   * Writes the results gathered so far in one transaction. Postgres takes a few writers at
-   * once (their commits overlap); SQLite serializes writers anyway, so it gets one.
-   */
-  function flush(): void {
-    if (writers.size >= maxWriters || results.length === 0) return;
-    const write = (async () => {
-      // Let the results of attempts finishing in this same turn join the batch.
-      await new Promise((resolve) => setImmediate(resolve));
-      const batch = results;
-      results = [];
-      if (batch.length === 0) return;
-      try {
-        await recordResults(db, owner, batch, sqlite);
-      } catch (err) {
-        // Not written: the leases run out and the deliveries are sent again (at-least-once).
-        log.error({ err }, 'could not record delivery results');
-      } finally {
-        unwritten -= batch.length;
-      }
-    })().finally(() => {
-      writers.delete(write);
-      if (results.length > 0) flush();
-      else wantTimer();
-      if (moreDue && freeSlots() >= batchMin) wake();
-    });
-    writers.add(write);
-  }
-
-  /** Re-arms the timer soon, once for many requests (a result or a loop's end may have changed the next due time). */
-  function wantTimer() {
-    if (timerWanted || stopping) return;
-    timerWanted = setTimeout(() => {
-      timerWanted = undefined;
-      void armTimer();
-    }, 20);
-  }
-
-  async function armTimer() {
+  const timer = createDueTimer({
+    nextDue: () => nextDueAt(db),
+    fire: () => claims.wake(),
+    idlePollMs: IDLE_POLL_MS,
     // Work is known to be due and attempts are in flight: their completions claim it.
-    if (stopping || (moreDue && queue.pending > 0)) return;
-    let wait = IDLE_POLL_MS;
-    try {
-      const due = await nextDueAt(db);
-      if (due !== null) wait = Math.min(wait, Math.max(0, due - Date.now()));
-    } catch (err) {
-      log.warn({ err }, 'could not read the next due delivery');
-    }
-    if (stopping) return;
-    clearTimeout(timer);
-    timer = setTimeout(wake, wait);
-  }
+    skip: () => claims.moreDue && queue.pending > 0,
+    onError: (err) => log.warn({ err }, 'could not read the next due delivery'),
+  });
+
+  const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: config.deliveryRetentionMs, everyMs: PRUNE_EVERY_MS, log });
 
   const onLocalWork = () => {
-    wake();
+    claims.wake();
     announce();
   };
-
-  async function prune() {
-    try {
-      const n = await pruneFinished(db, Date.now() - config.deliveryRetentionMs);
-      if (n > 0) log.info({ deliveries: n }, 'pruned finished deliveries');
-    } catch (err) {
-      log.warn({ err }, 'could not prune deliveries');
-    }
-  }
 
   return {
     async start() {
       services.signals.on('deliveries', onLocalWork);
-      // The last slot freed: nothing in flight to trigger the next claim, so look now.
-      queue.on('idle', () => (moreDue ? wake() : wantTimer()));
+      // The last place freed: nothing in flight to trigger the next claim, so look now.
+      queue.on('idle', () => (claims.moreDue ? claims.wake() : timer.want()));
       queue.on('next', () => {
-        if (moreDue && freeSlots() >= batchMin) wake();
+        if (claims.moreDue && freeSlots() >= tuning.claimBatchMin) claims.wake();
       });
-      if (postgres) listener = listenForDeliveries(config.databaseUrl, wake, log);
-      pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
-      pruneTimer.unref();
-      void prune();
+      if (postgres) listener = listenForDeliveries(config.databaseUrl, () => claims.wake(), log);
+      pruner.start();
       // Resumes everything that fell due while no process was running.
-      wake();
+      claims.wake();
     },
     async stop() {
-      stopping = true;
       services.signals.off('deliveries', onLocalWork);
-      clearTimeout(timer);
-      clearTimeout(timerWanted);
-      clearInterval(pruneTimer);
+      timer.stop();
+      pruner.stop();
       await listener?.close();
       // No new claims; attempts in flight finish and their results are written.
-      await looping;
+      await claims.stop();
       await queue.onIdle();
-      while (writers.size > 0 || results.length > 0) {
-        flush();
-        await Promise.all(writers);
-      }
+      await writer.drain();
       await agent.close();
       await sqliteThread?.close();
     },

@@ -13,7 +13,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
   const exited = new Promise((resolve) => child.on('close', resolve));
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
-  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 60_000);
+  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 120_000);
   return { child, url: /listening on (http:\/\/\S+)/.exec(out)![1], token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1], exited };
 }
 
@@ -76,9 +76,12 @@ t.test('SIGKILL in the middle of a storm of deliveries, then restart: every deli
   for (const g of guids) if (!distinct.has(g)) t.fail(`delivery ${g} never arrived`);
   t.equal(distinct.size, guids.size + 1, 'every delivery arrived (the creation ping too)');
   t.ok(rx.received.every((r) => r.signatureOk), 'all signed');
-  const duplicates = rx.received.length - distinct.size;
-  t.ok(duplicates <= 8 * 2, `duplicates (at-least-once) stay within what was in flight at the kill: ${duplicates}`);
-  t.comment(`received ${rx.received.length} requests for ${distinct.size} deliveries: ${duplicates} duplicates, ${atKill} had arrived at the kill`);
+  // A repeat is an attempt number sent twice for one guid: what the kill cut off. (An
+  // attempt that timed out on a busy machine is retried under the next number: not a repeat.)
+  const pairs = new Set(rx.received.map((r) => `${r.guid}:${r.attempt}`));
+  const repeats = rx.received.length - pairs.size;
+  t.ok(repeats <= 8, `attempts repeated (at-least-once) stay within what was in flight at the kill (WEBHOOK_CONCURRENCY 8): ${repeats}`);
+  t.comment(`received ${rx.received.length} requests for ${distinct.size} deliveries: ${repeats} repeated attempts, ${atKill} had arrived at the kill`);
   second.child.kill('SIGTERM');
   await second.exited;
 });

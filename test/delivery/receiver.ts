@@ -12,6 +12,8 @@ export interface Received {
   event: string;
   attempt: number;
   hookId: number;
+  /** When it arrived (epoch ms). */
+  at: number;
   /** X-Service-Signature recomputed from the secret and compared whole, in constant time. */
   signatureOk: boolean;
   /** Standard Webhooks signature checked (null when the secret is not whsec_). */
@@ -24,6 +26,8 @@ export interface Answer {
   headers?: Record<string, string>;
   body?: string;
   delayMs?: number;
+  /** Drop the connection instead of answering (after `delayMs`). */
+  reset?: boolean;
 }
 
 function same(a: string, b: string): boolean {
@@ -62,6 +66,7 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
         event: String(req.headers['x-service-event'] ?? ''),
         attempt: Number(req.headers['x-service-delivery-attempt']),
         hookId,
+        at: Date.now(),
         // Checked when read, not on arrival: the ping sent on creation can arrive before
         // the test has learned the secret from the 201 answer.
         get signatureOk() {
@@ -78,6 +83,7 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
       const a = answer(r, index);
       const send = () => {
         if (res.destroyed) return;
+        if (a.reset) return void req.socket.destroy();
         res.writeHead(a.status ?? 200, { 'content-type': 'text/plain', ...a.headers });
         res.end(a.body ?? 'ok');
       };

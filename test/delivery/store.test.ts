@@ -33,6 +33,7 @@ async function databaseWithDeliveries(t: TestLike) {
 const result = (deliveryId: number, attempt: number, over: Partial<AttemptResult> = {}): AttemptResult => ({
   deliveryId,
   attempt,
+  claims: 1,
   status: 'success',
   nextAttemptAt: null,
   startedAt: Date.now(),
@@ -61,21 +62,23 @@ for (const way of postgresUrl ? ['postgres'] : ['the SQLite thread', 'the main c
     const claimed = await claimDue(db, { owner: 'A', limit: 10, now: Date.now(), leaseMs: 60_000, firstDelayMs: 0, sqlite });
     t.equal(claimed.length, 3);
     t.same(claimed.map((c) => c.body.toString('utf8')).sort(), [...bodies].sort(), 'the bodies, byte for byte');
-    t.ok(claimed.every((c) => Buffer.isBuffer(c.body) && c.attempts === 1 && c.hookId === hook.id && c.url.endsWith('/hook')));
+    t.ok(claimed.every((c) => Buffer.isBuffer(c.body) && c.attempt === 1 && c.claims === 1 && c.hookId === hook.id && c.url.endsWith('/hook')));
     t.same(await claimDue(db, { owner: 'B', limit: 10, now: Date.now(), leaseMs: 60_000, firstDelayMs: 0, sqlite }), [], 'leased rows are not claimed again');
+    t.same((await db('deliveries').distinct('attempts', 'claims')).map((r: any) => [Number(r.attempts), Number(r.claims)]), [[0, 1]], 'a claim counts no attempt, only the claim');
 
     const [first, second, third] = claimed.sort((a, b) => a.id - b.id);
     t.equal(await recordResults(db, 'B', [result(first.id, 1)], sqlite), 0, 'another owner writes nothing');
     t.equal(await recordResults(db, 'A', [result(third.id, 2)], sqlite), 0, 'nor does a result for another attempt');
+    t.equal(await recordResults(db, 'A', [result(third.id, 1, { claims: 2 })], sqlite), 0, 'nor one of another claim');
     t.equal(Number((await db('delivery_attempts').count({ n: '*' }))[0].n), 0, 'and leaves no attempt row');
 
     const retry = Date.now() + 60_000;
     t.equal(await recordResults(db, 'A', [result(first.id, 1), result(second.id, 1, { status: 'pending', nextAttemptAt: retry, statusCode: 500, responseBody: 'boom' })], sqlite), 2);
-    const rows = await db('deliveries').orderBy('id').select('id', 'status', 'lease_owner', 'status_code', 'next_attempt_at', 'finished_at');
-    t.match(rows[0], { status: 'success', lease_owner: null, status_code: 200, next_attempt_at: null });
+    const rows = await db('deliveries').orderBy('id').select('id', 'status', 'lease_owner', 'status_code', 'next_attempt_at', 'finished_at', 'attempts', 'claims');
+    t.match(rows[0], { status: 'success', lease_owner: null, status_code: 200, next_attempt_at: null, attempts: 1, claims: 0 });
     t.ok(rows[0].finished_at > 0);
-    t.match(rows[1], { status: 'pending', lease_owner: null, status_code: 500, next_attempt_at: retry, finished_at: null });
-    t.match(rows[2], { status: 'pending', lease_owner: 'A' }, 'the third is still leased');
+    t.match(rows[1], { status: 'pending', lease_owner: null, status_code: 500, next_attempt_at: retry, finished_at: null, attempts: 1, claims: 0 });
+    t.match(rows[2], { status: 'pending', lease_owner: 'A', attempts: 0, claims: 1 }, 'the third is still leased, its attempt not counted');
     const attempts = await db('delivery_attempts').orderBy('delivery_id').select('delivery_id', 'attempt', 'status_code', 'request_headers', 'response_body');
     t.same(attempts.map((a: any) => [Number(a.delivery_id), a.attempt, a.status_code, a.response_body]), [[first.id, 1, 200, 'ok'], [second.id, 1, 500, 'boom']]);
     t.same(JSON.parse(attempts[0].request_headers), { 'x-service-delivery-attempt': '1' });

@@ -1,0 +1,68 @@
+/** The claim loop: claims due work in batches while there is room for it. */
+export interface ClaimLoop {
+  /** Claims now, or once the running pass ends (it runs again). */
+  wake(): void;
+  /** True while the last claim filled every free place: more work is probably due. */
+  readonly moreDue: boolean;
+  /** No new passes; resolves when the running one ends. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs claim passes, one at a time: each claims as many items as there are free places
+ * (`freeSlots`) and hands them to `start`, and claims again while the last claim came
+ * back full. With work in flight it waits for `batchMin` free places rather than claim
+ * one by one (fewer statements). A wake during a pass makes the pass run again.
+ * `settled` runs after each series of passes (to arm a timer for what falls due later).
+ */
+export function createClaimLoop<T>(o: {
+  claim: (limit: number) => Promise<T[]>;
+  start: (item: T) => void;
+  freeSlots: () => number;
+  inFlight: () => number;
+  batchMin: number;
+  onError: (err: unknown) => void;
+  settled: () => void;
+}): ClaimLoop {
+  let stopping = false;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let moreDue = false;
+
+  async function passes() {
+    do {
+      again = false;
+      while (!stopping) {
+        const free = o.freeSlots();
+        if (free <= 0 || (free < o.batchMin && o.inFlight() > 0)) break;
+        const claimed = await o.claim(free);
+        moreDue = claimed.length === free;
+        for (const item of claimed) o.start(item);
+        if (!moreDue) break;
+      }
+    } while (again && !stopping);
+  }
+
+  return {
+    wake() {
+      if (stopping) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = passes()
+        .catch(o.onError)
+        .finally(() => {
+          running = null;
+          if (!stopping) o.settled();
+        });
+    },
+    get moreDue() {
+      return moreDue;
+    },
+    async stop() {
+      stopping = true;
+      await running;
+    },
+  };
+}
