@@ -28,8 +28,10 @@ export function attemptMaker(o: { config: Pick<Config, 'webhookTimeoutMs' | 'web
       outcome = { statusCode: null, error: 'lost: the process stopped during the attempt', responseHeaders: null, responseBody: null, startedAt: now, endedAt: now, durationMs: 0 };
     } else {
       o.metrics.inFlight += 1;
-      headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
       try {
+        // Throws when the secret's key is not loaded (a rotation while this node ran): the
+        // place is freed here, and the lease running out brings the delivery back.
+        headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
         outcome = await sendAttempt(o.agent, c.url, headers, c.body, o.config.webhookTimeoutMs);
       } finally {
         o.metrics.inFlight -= 1;
