@@ -1,6 +1,6 @@
 import path from 'node:path';
 import t from 'tap';
-import { startWharf, buildRepo, buildUser } from '../helpers/wharf.ts';
+import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wharf.ts';
 import { gitClient } from '../helpers/git.ts';
 import { waitFor } from '../delivery/receiver.ts';
 import { insertPushRecord } from '../../src/git/pushRecords.ts';
@@ -12,6 +12,7 @@ t.test('a push record that keeps failing does not take the node down: it is retr
   const w = await startWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
   const repo = await buildRepo(w, 'acme', 'app', 'public');
+  await listenToEvents(w, repo);
   const g = gitClient(t);
   const work = path.join(g.dir, 'work');
   await g.ok(['init', '-q', work]);
