@@ -1,10 +1,11 @@
 import t from 'tap';
-import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { eventsOf, isError } from './helpers.ts';
 
 t.test("a comment is edited or deleted by its author, an org owner or a site admin; another member gets 403", async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
+  await listenToEvents(w, repo);
   const alice = await buildUser(w, 'alice', { org: 'acme', role: 'member' });
   const bob = await buildUser(w, 'bob', { org: 'acme', role: 'member' });
   const owner = await buildUser(w, 'olga', { org: 'acme', role: 'owner' });
