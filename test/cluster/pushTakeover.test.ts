@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { WHARF_BIN } from '../helpers/cli.ts';
@@ -42,7 +43,11 @@ t.test('three nodes on one Postgres and one REPOS_DIR: the node a big push lande
     t.pass('skipped on SQLite');
     return;
   }
+  // Every node of one database is given the same key (each has its own DATA_DIR, so none
+  // could read a key file another generated).
+  const secretKey = randomBytes(32).toString('hex');
   const env = (name: string) => ({
+    SECRET_KEY: secretKey,
     DATA_DIR: path.join(dir, `data-${name}`),
     REPOS_DIR: path.join(dir, 'repos'),
     DATABASE_URL: database.url,
