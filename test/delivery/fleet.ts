@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,15 +23,15 @@ export interface Node {
 }
 
 /**
- * Real `wharf serve` processes on one database and one DATA_DIR/REPOS_DIR (as nodes of
- * one installation share them), a repository `demo/app` with a webhook to `receiverUrl`,
+ * Real `wharf serve` processes on one database and one REPOS_DIR (as nodes of one
+ * installation share them), each with a DATA_DIR of its own and the one SECRET_KEY, a repository `demo/app` with a webhook to `receiverUrl`,
  * and the test's own connection to the database for recording events and reading rows.
  */
 export async function startFleet(t: TestLike, env: Record<string, string>, receiverUrl: string) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-fleet-'));
   const database: TestDatabase = await createTestDatabase(dir);
   const base = {
-    DATA_DIR: path.join(dir, 'data'),
+    SECRET_KEY: randomBytes(32).toString('hex'),
     REPOS_DIR: path.join(dir, 'repos'),
     DATABASE_URL: database.url,
     LOG_LEVEL: 'silent',
@@ -40,6 +41,7 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
     ...env,
   };
   const nodes = new Set<Node>();
+  let started = 0;
   let db: Knex | undefined;
   t.teardown(async () => {
     for (const n of nodes) n.child.kill('SIGKILL');
@@ -51,7 +53,7 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
 
   /** Starts one more `wharf serve` and waits until it listens (and, on first start, printed its admin token). */
   async function serve(): Promise<Node & { token?: string }> {
-    const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...base }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...base, DATA_DIR: path.join(dir, `data-${++started}`) }, stdio: ['ignore', 'pipe', 'ignore'] });
     const exited = new Promise((resolve) => child.on('close', resolve));
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
