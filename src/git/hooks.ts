@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { REFS_END } from './pushLog.ts';
+import { GITMODULES_DIFF, hookCheckProgram, URL_CONFIG } from './gitmodules.ts';
 
 /** The variable through which the smart-HTTP route tells the post-receive hook where to write. */
 export const PUSH_LOG_VARIABLE = 'WHARF_PUSH_LOG';
@@ -24,17 +25,45 @@ tmp="$${PUSH_LOG_VARIABLE}.tmp"
 } > "$tmp" && mv "$tmp" "$${PUSH_LOG_VARIABLE}"
 `;
 
+const CHECK_PROGRAM = 'gitmodules-check.cjs';
+const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+// Refuses a push whose new commits name a .gitmodules blob with a URL that runs commands
+// (SPEC §7.6, gitmodules.ts). It runs inside git's quarantine, before any ref moves. Only
+// the new commits are read (rev-list --not --all) and diff-tree keeps .gitmodules entries
+// alone, so a push without .gitmodules changes costs two short git runs and no node.
+function preReceive(dir: string): string {
+  return `#!/bin/sh
+# Written by Wharf at start; hand-edits are lost. Refuses .gitmodules URLs that run commands.
+new=$(while read -r old new ref; do case "$new" in *[!0]*) echo "$new" ;; esac; done)
+[ -n "$new" ] || exit 0
+blobs=$(echo "$new" | git rev-list --stdin --not --all | git ${GITMODULES_DIFF.map(quote).join(' ')} |
+  sed -n 's/^:[0-9]* 100[0-9]* [0-9a-f]* \\([0-9a-f]*\\) .*/\\1/p' | sort -u)
+[ -n "$blobs" ] || exit 0
+for b in $blobs; do
+  printf 'blob %s\\0' "$b"
+  git ${[URL_CONFIG[0], '--blob', '"$b"', ...URL_CONFIG.slice(1).map(quote)].join(' ')}
+done | ${quote(process.execPath)} ${quote(path.join(dir, CHECK_PROGRAM))}
+`;
+}
+
+/** Writes a file under a temporary name and renames it, so a concurrent push never sees half of it. */
+async function writeAtomically(file: string, text: string, mode: number): Promise<void> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}`);
+  await fs.writeFile(tmp, text, { mode });
+  await fs.rename(tmp, file);
+}
+
 /**
- * Writes Wharf's hooks directory (only post-receive) and returns its path. The route runs
+ * Writes Wharf's hooks directory (post-receive, pre-receive and its check program) and returns its path. The route runs
  * git with core.hooksPath set to it on the command line, which overrides any repository's
  * own setting, so no repository ever runs a hook of its own.
  */
 export async function writeHooksDir(dataDir: string): Promise<string> {
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
-  // Written under a temporary name and renamed so a concurrent push never sees half a script.
-  const tmp = path.join(dir, `.post-receive.${randomBytes(4).toString('hex')}`);
-  await fs.writeFile(tmp, POST_RECEIVE, { mode: 0o755 });
-  await fs.rename(tmp, path.join(dir, 'post-receive'));
+  await writeAtomically(path.join(dir, 'post-receive'), POST_RECEIVE, 0o755);
+  await writeAtomically(path.join(dir, CHECK_PROGRAM), hookCheckProgram(), 0o644);
+  await writeAtomically(path.join(dir, 'pre-receive'), preReceive(dir), 0o755);
   return dir;
 }

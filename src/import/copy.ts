@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { git } from '../git/run.ts';
+import { gitmodulesProblem } from '../git/gitmodules.ts';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { parseGitProgress, type Progress } from './progress.ts';
 import { GitRunError, remoteGit } from './gitRemote.ts';
@@ -34,6 +35,14 @@ const FETCH = ['fetch', '--progress', '--no-write-fetch-head', '--no-recurse-sub
  * step's pack, so a broken connection or a restart loses at most the step in flight.
  */
 export async function copyRepository(options: CopyOptions): Promise<{ defaultBranch: string }> {
+  const copied = await copyRefs(options);
+  // SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too.
+  const problem = await gitmodulesProblem(options.dir);
+  if (problem) throw new GitRunError({ message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`, broken: false });
+  return copied;
+}
+
+async function copyRefs(options: CopyOptions): Promise<{ defaultBranch: string }> {
   if (options.strategy === 'full') {
     // One clone: it sets HEAD from the source's advertised default branch in the same connection.
     await fs.rm(options.dir, { recursive: true, force: true });

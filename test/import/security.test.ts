@@ -73,3 +73,32 @@ t.test('a .gitmodules that Wharf refuses on push fails the import with a clear e
   t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'bad')), 'no directory left');
   t.equal((await w.api('GET', '/api/v1/repos/demo/bad', { token })).status, 404);
 });
+
+t.test('an ext:: submodule URL anywhere in the history fails the import with a clear error, leaving nothing, as a push of it fails', async (t) => {
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  const g = gitClient(t);
+  const base = path.join(g.dir, 'served');
+  fs.mkdirSync(base);
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  const work = path.join(g.dir, 'ext-work');
+  await g.ok(['init', '-q', '-b', 'main', work]);
+  await g.commit(work, 'first', { 'README.md': 'hi\n' });
+  await g.commit(work, 'submodule through ext::', { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = ext::sh -c touch% /tmp/pwned\n' });
+  // The tip is harmless: the bad blob is only in history, where a checkout of an old commit finds it.
+  await g.commit(work, 'submodule fixed', { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = https://example.com/x.git\n' });
+  await g.ok(['clone', '-q', '--bare', work, path.join(base, 'ext.git')]);
+  const daemon = await startGitDaemon(t, base);
+
+  await buildRepo(w, 'demo', 'pushed');
+  const pushed = await g.run(['push', repoUrl(w, 'demo/pushed', token), 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'a push of the same history is refused');
+  t.match(pushed.stderr, /gitmodulesUrl/);
+
+  const created = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: daemon.url('ext'), target_org: 'demo', name: 'ext' } });
+  t.equal(created.status, 202, created.text);
+  const job = await waitForJob(w, created.body.id, { token });
+  t.equal(job.status, 'failed', 'the import fails');
+  t.match(job.error, /integrity checks \(fsck, as for a push\): gitmodulesUrl: \.gitmodules blob [0-9a-f]{40}: submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
+  t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'ext')), 'no directory left');
+  t.equal((await w.api('GET', '/api/v1/repos/demo/ext', { token })).status, 404, 'no repository');
+});

@@ -1,0 +1,100 @@
+import { git, gitBuffer } from './run.ts';
+
+// git's own fsck refuses a .gitmodules url or path that looks like an option, but accepts
+// `ext::sh -c …` and other `<transport>::` remote-helper forms, which run commands when a
+// clone follows the submodule (with a permissive protocol.allow). Wharf refuses them on
+// push (the pre-receive hook, hooks.ts) and on import (importCheck below), like git does
+// for options: every .gitmodules blob that a tree entry of a new commit names is read.
+
+/**
+ * Why a `submodule.<name>.url` value is refused, or null when it is a plain URL or path.
+ * Self-contained on purpose: the pre-receive hook runs this very function's source.
+ */
+export function submoduleUrlProblem(url: string): string | null {
+  if (url.trimStart().startsWith('-')) return 'it starts with "-" and would be read as a command-line option';
+  // git's rule for a remote helper: scheme characters followed by "::" (transport.c).
+  const helper = /^\s*([A-Za-z0-9+.-]*)::/.exec(url);
+  if (helper) return `it uses the "${helper[1]}::" remote-helper transport, which can run commands`;
+  return null;
+}
+
+/** The words shown for a refused submodule URL (push and import alike). */
+export function gitmodulesMessage(blob: string, name: string, url: string, problem: string): string {
+  const shown = url.length > 200 ? `${url.slice(0, 200)}…` : url;
+  return `gitmodulesUrl: .gitmodules blob ${blob}: submodule "${name}" url "${shown}": ${problem}`;
+}
+
+/**
+ * diff-tree arguments that list, for commits given on stdin, the tree entries named
+ * .gitmodules (any folder, any case, as git's fsck finds them) that differ from a parent.
+ */
+export const GITMODULES_DIFF = ['diff-tree', '--stdin', '-r', '-m', '--root', '--no-commit-id', '--', ':(icase).gitmodules', ':(icase)*/.gitmodules'];
+
+/** Blob ids out of GITMODULES_DIFF's raw output (regular files only; a deletion names none). */
+export function gitmodulesBlobs(raw: string): string[] {
+  const blobs = new Set<string>();
+  for (const m of raw.matchAll(/^:\d+ (100\d{3}) [0-9a-f]+ ([0-9a-f]+) /gm)) blobs.add(m[2]);
+  return [...blobs];
+}
+
+/** Reads `submodule.*.url` of one blob from `git config -z --blob` output: [name, url] pairs. */
+export function submoduleUrls(configZ: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const record of configZ.split('\0')) {
+    const nl = record.indexOf('\n');
+    if (nl < 0) continue;
+    const key = record.slice(0, nl);
+    out.push([key.replace(/^submodule\./, '').replace(/\.url$/, ''), record.slice(nl + 1)]);
+  }
+  return out;
+}
+
+/** git config's arguments that print a .gitmodules blob's submodule URLs, NUL-separated. */
+export const URL_CONFIG = ['config', '-z', '--get-regexp', '^submodule\\..*\\.url$'];
+
+/**
+ * Checks every .gitmodules of every commit of a repository (an import's copy); returns the
+ * first refusal's message, or null. A blob git cannot parse holds no URL git would use.
+ */
+export async function gitmodulesProblem(dir: string): Promise<string | null> {
+  const commits = await git(['rev-list', '--all'], { cwd: dir });
+  if (!commits.trim()) return null;
+  const raw = String(await gitBuffer(GITMODULES_DIFF, commits, { cwd: dir }));
+  for (const blob of gitmodulesBlobs(raw)) {
+    const [config, ...rest] = URL_CONFIG;
+    const text = await git([config, '--blob', blob, ...rest], { cwd: dir }).catch(() => '');
+    for (const [name, url] of submoduleUrls(text)) {
+      const problem = submoduleUrlProblem(url);
+      if (problem) return gitmodulesMessage(blob, name, url, problem);
+    }
+  }
+  return null;
+}
+
+/**
+ * The program the pre-receive hook feeds with "blob <id>" records and `git config -z`
+ * output; it prints each refusal and exits 1 when there is one. Built from the functions
+ * above, so push and import apply one rule.
+ */
+export function hookCheckProgram(): string {
+  return `// Written by Wharf at start; hand-edits are lost.
+const submoduleUrlProblem = ${submoduleUrlProblem.toString()};
+const gitmodulesMessage = ${gitmodulesMessage.toString()};
+const chunks = [];
+process.stdin.on('data', (c) => chunks.push(c));
+process.stdin.on('end', () => {
+  let blob = '?';
+  let refused = 0;
+  for (const record of Buffer.concat(chunks).toString('utf8').split('\\0')) {
+    if (record.startsWith('blob ')) { blob = record.slice(5); continue; }
+    const nl = record.indexOf('\\n');
+    if (nl < 0) continue;
+    const name = record.slice(0, nl).replace(/^submodule\\./, '').replace(/\\.url$/, '');
+    const url = record.slice(nl + 1);
+    const problem = submoduleUrlProblem(url);
+    if (problem) { refused++; process.stderr.write("error: refused by Wharf's integrity checks (fsck): " + gitmodulesMessage(blob, name, url, problem) + '\\n'); }
+  }
+  process.exitCode = refused ? 1 : 0;
+});
+`;
+}

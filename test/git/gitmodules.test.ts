@@ -1,0 +1,92 @@
+import t from 'tap';
+import path from 'node:path';
+import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
+import { gitClient, refList, repoUrl } from '../helpers/git.ts';
+import { submoduleUrlProblem } from '../../src/git/gitmodules.ts';
+
+const EXT = 'ext::sh -c touch% /tmp/pwned';
+const gitmodules = (name: string, url: string) => `[submodule "${name}"]\n\tpath = ${name}\n\turl = ${url}\n`;
+
+t.test('submodule URLs: remote-helper transports and options are refused, plain URLs and paths pass', async (t) => {
+  for (const url of [EXT, 'fd::17', 'FD::0,1', 'ext::git-upload-pack %s', 'foo+bar::x', '::x', '-u', '--upload-pack=touch /tmp/x', ' --config=x']) {
+    t.ok(submoduleUrlProblem(url), `refused: ${url}`);
+  }
+  t.match(submoduleUrlProblem(EXT), /"ext::" remote-helper transport/);
+  t.match(submoduleUrlProblem('--upload-pack=x'), /command-line option/);
+  for (const url of ['https://example.com/lib.git', 'http://h/x', 'git://h/x', 'ssh://h/x', 'git@github.com:a/b.git', '../other.git', './sub', '/srv/git/x.git', 'file:///srv/x', 'C:\\repo', 'a-b']) {
+    t.equal(submoduleUrlProblem(url), null, `accepted: ${url}`);
+  }
+});
+
+t.test('a push is refused, refs unchanged, when a new commit names a .gitmodules url that runs a command', async (t) => {
+  const w = await startWharf(t);
+  const g = gitClient(t);
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  await buildRepo(w, 'demo', 'app');
+  const url = repoUrl(w, 'demo/app', token);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', '-b', 'main', work]);
+  const first = await g.commit(work, 'first', { 'README.md': 'hi\n' });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  const before = refList(await g.ok(['ls-remote', url]));
+  t.same(before, [`${first} refs/heads/main`]);
+
+  // The bad .gitmodules, then a commit on top that leaves it as it is: both are new, the push is refused.
+  await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules('x', EXT) });
+  await g.commit(work, 'later work');
+  const pushed = await g.run(['push', url, 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'the push fails');
+  t.match(pushed.stderr, /remote: error: refused by Wharf's integrity checks \(fsck\): gitmodulesUrl: \.gitmodules blob [0-9a-f]{40}: submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
+  t.match(pushed.stderr, /pre-receive hook declined/);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+
+  // A new branch pointing at the same history is refused as well.
+  const branch = await g.run(['push', url, 'main:refs/heads/other'], { cwd: work });
+  t.not(branch.code, 0);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+});
+
+t.test("a .gitmodules that reuses a blob the repository already has, in a folder, in another case, is checked too", async (t) => {
+  const w = await startWharf(t);
+  const g = gitClient(t);
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  await buildRepo(w, 'demo', 'app');
+  const url = repoUrl(w, 'demo/app', token);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', '-b', 'main', work]);
+  // The same bytes as an ordinary file are fine, and are now in the repository.
+  await g.commit(work, 'notes', { 'notes.txt': gitmodules('y', 'fd::17') });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  const before = refList(await g.ok(['ls-remote', url]));
+
+  await g.commit(work, 'the same blob as a .gitmodules', { 'vendor/.GITMODULES': gitmodules('y', 'fd::17') });
+  const pushed = await g.run(['push', url, 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'the push fails');
+  t.match(pushed.stderr, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+});
+
+t.test('submodules with https and relative URLs push as before; so do later pushes, merges and deletions', async (t) => {
+  const w = await startWharf(t);
+  const g = gitClient(t);
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  await buildRepo(w, 'demo', 'app');
+  const url = repoUrl(w, 'demo/app', token);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', '-b', 'main', work]);
+  await g.commit(work, 'submodules', { '.gitmodules': gitmodules('lib', 'https://example.com/lib.git') + gitmodules('other', '../other.git') });
+  await g.ok(['update-index', '--add', '--cacheinfo', `160000,${'a'.repeat(40)},lib`], { cwd: work });
+  await g.ok(['update-index', '--add', '--cacheinfo', `160000,${'b'.repeat(40)},other`], { cwd: work });
+  await g.ok(['commit', '-q', '-m', 'gitlinks'], { cwd: work });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  await g.ok(['checkout', '-q', '-b', 'topic'], { cwd: work });
+  await g.commit(work, 'topic work');
+  await g.ok(['checkout', '-q', 'main'], { cwd: work });
+  await g.commit(work, 'main work');
+  await g.ok(['merge', '-q', '--no-edit', 'topic'], { cwd: work });
+  await g.ok(['push', '-q', url, 'main', 'topic'], { cwd: work });
+  const local = (await g.ok(['rev-parse', 'main', 'topic'], { cwd: work })).trim().split('\n');
+  t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`, `${local[1]} refs/heads/topic`]);
+  await g.ok(['push', '-q', url, ':topic'], { cwd: work });
+  t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`], 'the deletion went through');
+});
