@@ -1,32 +1,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
+import { startServeProcess, type ServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient, refList } from '../helpers/git.ts';
 import { startReceiver, waitFor } from '../delivery/receiver.ts';
 import { generateShapedRepo } from '../git/bigRepo.ts';
 
-/** One `wharf serve` node of the push cluster: a real child process. */
-interface PushNode {
-  child: ChildProcess;
-  url: string;
-  token?: string;
-  exited: Promise<unknown>;
-}
-
-/** Starts a `wharf serve` node and waits for its URL (and, on the first start of the database, its admin token). */
-async function startPushNode(env: Record<string, string>): Promise<PushNode> {
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  const exited = new Promise((resolve) => child.on('close', resolve));
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 60_000);
-  return { child, url: /listening on (http:\/\/\S+)/.exec(out)![1], token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1], exited };
-}
+/** Starts one node of the push cluster: a real `wharf serve` (see startServeProcess). */
+const startPushNode = (env: Record<string, string>) => startServeProcess(env, 60_000);
+type PushNode = ServeProcess;
 
 t.test('three nodes on one Postgres and one REPOS_DIR: the node a big push landed on dies as git push returns; the others record and deliver every event', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-cluster-push-'));

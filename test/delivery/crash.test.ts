@@ -1,21 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
+import { startServeProcess } from '../helpers/serveProcess.ts';
 import { startReceiver, waitFor } from './receiver.ts';
 
-/** Starts `wharf serve` as a real child process and waits for its URL (and, on first start, its admin token). */
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; token?: string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  const exited = new Promise((resolve) => child.on('close', resolve));
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 120_000);
-  return { child, url: /listening on (http:\/\/\S+)/.exec(out)![1], token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1], exited };
-}
+/** Starts `wharf serve` as a real child process (see startServeProcess). */
+const serve = (env: Record<string, string>) => startServeProcess(env);
 
 t.test('SIGKILL in the middle of a storm of deliveries, then restart: every delivery ends in success, none lost', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-crash-'));

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
+import { startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient } from '../helpers/git.ts';
 import { startReceiver, waitFor } from '../delivery/receiver.ts';
 import { connect } from '../../src/db/connect.ts';
@@ -12,15 +12,8 @@ import { generateShapedRepo } from './bigRepo.ts';
 
 const SHAPE = { mainCommits: 3000, branches: 200, tags: 300, pulls: 1000 };
 
-/** Starts `wharf serve` as a real child process and waits for its URL (and, on first start, its admin token). */
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; token?: string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  const exited = new Promise((resolve) => child.on('close', resolve));
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 60_000);
-  return { child, url: /listening on (http:\/\/\S+)/.exec(out)![1], token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1], exited };
-}
+/** Starts `wharf serve` as a real child process (see startServeProcess). */
+const serve = (env: Record<string, string>) => startServeProcess(env, 60_000);
 
 t.test('SIGKILL of wharf serve while a big push is being recorded, then a restart: every event is raised once and delivered', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-push-crash-'));
