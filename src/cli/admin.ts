@@ -5,7 +5,7 @@ import { createOrg, createUser, findOrg, findUser, setMembership } from '../doma
 import { issueToken } from '../domain/tokens.ts';
 import { isValidName } from '../domain/names.ts';
 import { parseDuration } from '../util/duration.ts';
-import { CliError, type RunWrapper } from './main.ts';
+import { CliError, type RunWrapper } from './common.ts';
 
 async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
   const db = connect(loadConfig().databaseUrl);

@@ -10,7 +10,7 @@ import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, ty
 import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
-import { EXIT, CliError, type RunWrapper } from './main.ts';
+import { EXIT, CliError, type RunWrapper } from './common.ts';
 
 function targetArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');

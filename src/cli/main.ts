@@ -5,12 +5,10 @@ import { adminCommands } from './admin.ts';
 import { importCommand } from './import.ts';
 import { rotateKeyCommand } from './rotateKey.ts';
 import { version } from '../version.ts';
+import { CliError, EXIT } from './common.ts';
 
-/** Exit codes of every wharf command. */
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+export { CliError, EXIT, type RunWrapper } from './common.ts';
 
-/** Raised by a command for a failure the user should read in one line (exit 1). */
-export class CliError extends Error {}
 
 /** Runs the wharf CLI with arguments; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -46,9 +44,3 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** The configuration from the environment, for commands. */
-export function cliConfig() {
-  return loadConfig();
-}
-
-export type RunWrapper = (action: () => Promise<number | void>) => () => Promise<void>;

@@ -6,7 +6,7 @@ import { checkKey, loadKey } from '../secrets/boot.ts';
 import { keyId } from '../secrets/cipher.ts';
 import { commitKeyFile, discardStagedKeyFile, generateKey, keyFilePath, parseKey, stageKeyFile } from '../secrets/key.ts';
 import { resealAll } from '../secrets/rotate.ts';
-import { CliError, type RunWrapper } from './main.ts';
+import { CliError, type RunWrapper } from './common.ts';
 
 async function readStdin(): Promise<string> {
   let text = '';

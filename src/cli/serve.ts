@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { connect, migrate } from '../db/connect.ts';
 import { startServer } from '../server.ts';
-import type { RunWrapper } from './main.ts';
+import type { RunWrapper } from './common.ts';
 
 /** `wharf serve` and `wharf migrate`. */
 export function serveCommand(program: Command, run: RunWrapper) {
