@@ -1,9 +1,10 @@
 import type Router from '@koa/router';
 import type { Services } from '../services.ts';
 import { importIssues } from '../domain/bulkIssues.ts';
+import { MAX_IMPORTED_NUMBER } from '../domain/issues.ts';
 import { repoAccess } from '../http/repoAccess.ts';
 import { compile } from '../http/validate.ts';
-import { MAX_INT, text } from './fields.ts';
+import { text } from './fields.ts';
 import { jsonBody } from '../http/body.ts';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { ISSUE_FIELDS } from './issues.ts';
@@ -29,7 +30,8 @@ const parseBulk = compile({
         additionalProperties: false,
         required: ['number', 'title'],
         properties: {
-          number: { type: 'integer', minimum: 1, maximum: MAX_INT },
+          // Bounded well below the column's limit, so numbering continues after the highest imported one.
+          number: { type: 'integer', minimum: 1, maximum: MAX_IMPORTED_NUMBER },
           title: ISSUE_FIELDS.title,
           body: ISSUE_FIELDS.body,
           labels: ISSUE_FIELDS.labels,

@@ -7,6 +7,7 @@ import { insertedId, lockRepository } from './batch.ts';
 import { labelsOf, replaceLabels } from './labels.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
+import { conflict } from '../http/errors.ts';
 
 export type IssueState = 'open' | 'closed';
 export type IssueKind = 'issue' | 'pull';
@@ -82,11 +83,23 @@ export async function listIssues(db: Db, repo: Repository, options: { kind: Issu
   return hydrate(db, await q);
 }
 
-/** The next number of a repository's shared issue and pull request sequence: one past the highest ever used. */
+/** The highest number the `issues.number` column (32-bit on both databases) holds. */
+export const LAST_NUMBER = 2147483647;
+
+/**
+ * The highest number a bulk import may give: far below LAST_NUMBER, so a repository
+ * always has numbers left for new issues and pull requests after an import.
+ */
+export const MAX_IMPORTED_NUMBER = 1_000_000_000;
+
+/** The next number of a repository's shared issue and pull request sequence: one past the highest ever used; a 409 once none is left. */
 export async function allocateNumber(trx: Knex.Transaction, repositoryId: number): Promise<number> {
   await lockRepository(trx, repositoryId);
   const row = await trx('issues').where('repository_id', repositoryId).max('number as max').first();
-  return Number(row?.max ?? 0) + 1;
+  const highest = Number(row?.max ?? 0);
+  // Past the column Postgres fails the insert and SQLite stores a number no path can name.
+  if (highest >= LAST_NUMBER) throw conflict(`This repository has used every issue number up to ${LAST_NUMBER}`);
+  return highest + 1;
 }
 
 /** Inserts an issues row (of either kind) with a fresh number and its labels; returns the new id. */

@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import { findOrg, roleIn, type User } from '../domain/accounts.ts';
 import { accessTo, createRepository, findRepository, type Repository } from '../domain/repos.ts';
 import { isValidName } from '../domain/names.ts';
-import { userForToken } from '../domain/tokens.ts';
+import { tokenUser } from '../http/auth.ts';
 import { forbidden, notFound, unauthorized } from '../http/errors.ts';
 
 /** The challenge git answers by sending credentials (it sends none before it). */
@@ -27,7 +27,7 @@ export async function gitCaller(services: Services, ctx: Context, challenge: Rec
   const header = ctx.get('authorization');
   if (!header) return null;
   const token = requestToken(header);
-  const user = token ? await userForToken(services.db, token) : null;
+  const user = token ? await tokenUser(ctx, services.db, token) : null;
   if (!user) throw unauthorized('Bad credentials: use an access token as the password', challenge);
   ctx.state.user = user;
   return user;

@@ -65,7 +65,8 @@ export function gitMount(app: Koa, services: Services): void {
     if (target.rest.startsWith('info/lfs/')) return lfs(ctx, target);
     const op = gitService(ctx, target);
     if (!op) throw notFound('Not a Git smart-HTTP path');
-    ctx._matchedRoute = `git ${op.service}`;
+    // Route templates: the service is one of two, never a label from the raw path.
+    ctx._matchedRoute = ctx.method === 'GET' ? `/:org/:repo/info/refs?service=${op.service}` : `/:org/:repo/${op.service}`;
     const creating = op.service === 'git-receive-pack';
     // Only a push the backend will take creates a repository: a wrong content type would be refused after the creation.
     const pushable = ctx.method === 'GET' || ctx.get('content-type') === 'application/x-git-receive-pack-request';

@@ -10,12 +10,23 @@ export function bearerToken(ctx: Context): string | undefined {
   return m?.[1];
 }
 
+const lookedUp = new WeakMap<Context, { token: string; user: User | null }>();
+
+/** The user of a token, looked up once per request: the rate limit looks first, the route reuses its answer. */
+export async function tokenUser(ctx: Context, db: Db, token: string): Promise<User | null> {
+  const seen = lookedUp.get(ctx);
+  if (seen && seen.token === token) return seen.user;
+  const user = await userForToken(db, token);
+  lookedUp.set(ctx, { token, user });
+  return user;
+}
+
 /** Requires a valid bearer token (401 otherwise) and puts its user in ctx.state.user. */
 export function requireUser(db: Db) {
   return async function authenticate(ctx: Context, next: Next) {
     const token = bearerToken(ctx);
     if (!token) throw unauthorized('Authorization: Bearer <token> is required');
-    const user = await userForToken(db, token);
+    const user = await tokenUser(ctx, db, token);
     if (!user) throw unauthorized('The token is unknown, expired or revoked');
     ctx.state.user = user satisfies User;
     await next();

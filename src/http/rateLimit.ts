@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../services.ts';
 import type { Quota } from '../config.ts';
 import { isPostgres } from '../db/connect.ts';
 import { requestToken } from '../git/access.ts';
-import { HttpError, rateLimited } from './errors.ts';
+import { rateLimited } from './errors.ts';
+import { tokenUser } from './auth.ts';
 
 /** One counted request: whose quota it used, what is left of it, and whether it is over. */
 interface Counted {
@@ -53,39 +53,39 @@ function apply(ctx: Context, { quota, result, refused }: Counted): void {
   if (refused) throw rateLimited(Math.max(1, Math.ceil(result.msBeforeNext / 1000)));
 }
 
+/** Counts one request as the rate limit would, for a route outside the counted paths (the web UI's sign-in); throws a 429 over the quota. */
+export type ChargeRequest = (token: string | undefined) => Promise<void>;
+
 /**
- * The rate limit of SPEC §2 as a middleware for the paths `applies` picks: a request with
- * credentials counts against its token, one without against its client address. A
- * request whose credentials are refused (401) counts against its address as well, so
- * made-up tokens buy no extra requests. Null when RATE_LIMIT is off.
+ * The rate limit of SPEC §2 as a middleware for the paths `applies` picks. Before anything
+ * else runs, the request's credentials are looked up: a valid token counts against its
+ * user (all their tokens share one quota, as on GitHub); no credentials, or credentials
+ * that match no live token, count against the client's address, so made-up tokens buy no
+ * extra requests and leave no row of their own. Other paths get `ctx.state.chargeRequest`
+ * to count the same way where they check a token themselves. Null when RATE_LIMIT is off.
  */
 export function rateLimit(services: Services, applies: (path: string) => boolean) {
   const limits = services.config.rateLimit;
   if (!limits) return null;
-  const byToken = limiterFor(services, 'token', limits.token);
+  const byUser = limiterFor(services, 'user', limits.token);
   const byAddress = limiterFor(services, 'address', limits.anonymous);
   // Counting must never turn a request into a 5xx: with the store down, the request goes through.
   const safely = async (counting: Promise<Counted>): Promise<Counted | null> =>
     counting.catch((err) => (services.log.warn({ err }, 'rate limit not counted'), null));
 
-  return async function limitRate(ctx: Context, next: Next) {
-    if (!applies(ctx.path)) return next();
-    const token = requestToken(ctx.get('authorization'));
-    // Keyed by a hash of the token (never the token itself), one other than the stored token hash.
-    const key = token ? createHash('sha256').update(`rate-limit:${token}`).digest('hex') : ctx.ip;
-    const counted = await safely(token ? count(byToken, limits.token, key) : count(byAddress, limits.anonymous, key));
+  async function charge(ctx: Context, token: string | undefined): Promise<void> {
+    const user = token ? await tokenUser(ctx, services.db, token) : null;
+    // Keyed by user id or address only: nothing a client makes up becomes a key.
+    const counted = await safely(user ? count(byUser, limits!.token, String(user.id)) : count(byAddress, limits!.anonymous, ctx.ip));
     if (counted) apply(ctx, counted);
-    const chargeAddress = async () => {
-      const charged = await safely(count(byAddress, limits.anonymous, ctx.ip));
-      if (charged?.refused) apply(ctx, charged);
-    };
-    try {
-      await next();
-    } catch (err) {
-      if (token && err instanceof HttpError && err.status === 401) await chargeAddress();
-      throw err;
+  }
+
+  return async function limitRate(ctx: Context, next: Next) {
+    if (!applies(ctx.path)) {
+      ctx.state.chargeRequest = ((token) => charge(ctx, token)) satisfies ChargeRequest;
+      return next();
     }
-    // The LFS API answers its own errors rather than throwing them.
-    if (token && ctx.status === 401) await chargeAddress();
+    await charge(ctx, requestToken(ctx.get('authorization')));
+    await next();
   };
 }

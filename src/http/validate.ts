@@ -5,6 +5,10 @@ import { validationFailed, type ErrorDetail } from './errors.ts';
 
 const ajv = new Ajv.default({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
 addFormats.default(ajv);
+// RFC 3339 allows a leap second (`23:59:60`) that Date.parse cannot read (NaN would reach the database as a 500):
+// a `date-time` must also be a time JavaScript can hold, as Go's time.Parse (Gitea) requires too.
+const rfc3339 = addFormats.default.get('date-time') as { validate: (s: string) => boolean };
+ajv.addFormat('date-time', { type: 'string', validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) });
 
 /** Turns ajv errors into SPEC §4 details: a JSON Pointer to the failing value and a message. */
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {

@@ -14,6 +14,9 @@ const LFS_TYPE = 'application/vnd.git-lfs+json';
 /** git-lfs reads LFS-Authenticate to know which credentials to send. */
 const LFS_CHALLENGE = { 'LFS-Authenticate': 'Basic realm="Wharf"', 'WWW-Authenticate': 'Basic realm="Wharf"' };
 
+/** The fixed paths under `info/lfs/` that have routes (objects by oid aside). */
+const LFS_PATHS = new Set(['objects/batch', 'verify', 'locks', 'locks/verify']);
+
 const parseVerify = compile({
   type: 'object',
   required: ['oid', 'size'],
@@ -38,7 +41,9 @@ export function lfsRoutes(services: Services) {
   async function route(ctx: Context, target: GitPath): Promise<void> {
     const path = target.rest.slice('info/lfs/'.length);
     const object = /^objects\/([0-9a-f]{64})$/.exec(path);
-    ctx._matchedRoute = `lfs ${object ? 'objects/:oid' : path}`;
+    // A route template, never the raw path: a label per path would grow /metrics without bound.
+    const template = object ? 'objects/:oid' : LFS_PATHS.has(path) ? path : undefined;
+    if (template) ctx._matchedRoute = `/:org/:repo/info/lfs/${template}`;
     if (path === 'objects/batch' && ctx.method === 'POST') {
       const request = parseBatch(await readJson(ctx));
       if (request.hash_algo && request.hash_algo !== 'sha256') throw new HttpError(409, 'conflict', 'Only sha256 is supported');

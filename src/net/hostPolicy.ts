@@ -63,7 +63,7 @@ function ipv4(high: number, low: number): ipaddr.IPv4 {
 /**
  * The IPv4 address an IPv6 address carries, or null: mapped `::ffff:0:0/96`, translated
  * `::ffff:0:0:0/96`, IPv4-compatible `::/96` (but `::` and `::1`, which are IPv6's own),
- * NAT64 `64:ff9b::/96`, 6to4 `2002::/16` (bits 16–47) and Teredo `2001::/32` (the client,
+ * NAT64 `64:ff9b::/96` and local-use NAT64 `64:ff9b:1::/48` (the last 32 bits), 6to4 `2002::/16` (bits 16–47) and Teredo `2001::/32` (the client,
  * the last 32 bits inverted). Traffic to these reaches, or is translated to, that IPv4 host.
  */
 export function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4 | null {
@@ -73,9 +73,40 @@ export function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4 | null {
   if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return ipv4(p[6], p[7]);
   if (zero(0, 6)) return p[6] === 0 && p[7] <= 1 ? null : ipv4(p[6], p[7]);
   if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return ipv4(p[6], p[7]);
+  // RFC 8215's local-use NAT64 prefix: read as the /96 prefixes within it place the address.
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 1) return ipv4(p[6], p[7]);
   if (p[0] === 0x2002) return ipv4(p[1], p[2]);
   if (p[0] === 0x2001 && p[1] === 0) return ipv4(p[6] ^ 0xffff, p[7] ^ 0xffff);
   return null;
+}
+
+/**
+ * Cloud metadata services (instance credentials live there). Refused under every policy,
+ * names and `*` included; only a listed CIDR or address that holds one opens it. The
+ * link-local ones (169.254.0.0/16, fe80::/10) are refused as link-local anyway; listed for the record.
+ */
+const METADATA: [Address, number][] = [
+  // AWS EC2 instance metadata; also GCP, Azure IMDS, Oracle Cloud, OpenStack, DigitalOcean, Hetzner.
+  '169.254.169.254/32',
+  // AWS ECS task metadata and credentials (v2).
+  '169.254.170.2/32',
+  // Tencent Cloud metadata (metadata.tencentyun.com).
+  '169.254.0.23/32',
+  // AWS EC2 instance metadata over IPv6 (Nitro).
+  'fd00:ec2::254/128',
+  // Google Cloud metadata server over IPv6.
+  'fd20:ce::254/128',
+  // Alibaba Cloud metadata (in the carrier-grade NAT range `private` opens).
+  '100.100.100.200/32',
+  // Azure WireServer (platform agent configuration, extension secrets); a public address.
+  '168.63.129.16/32',
+  // Oracle Cloud Infrastructure Classic metadata.
+  '192.0.0.192/32',
+].map((cidr) => ipaddr.parseCIDR(cidr));
+
+/** Whether an address (already judged) is a cloud metadata service. */
+function isMetadata(addr: Address): boolean {
+  return METADATA.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net as any, bits));
 }
 
 /** The address the policy judges: the embedded IPv4 address of an IPv6 form that carries one, else the address itself. */
@@ -106,8 +137,8 @@ export function addressAllowed(policy: HostPolicy, address: string | Address, ho
   if (range === 'unspecified') return false; // 0.0.0.0 and :: never
   const inCidr = policy.cidrs.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net as any, bits));
   if (inCidr) return true;
-  // Link-local covers cloud metadata (169.254.169.254): only an explicit CIDR opens it.
-  if (range === 'linkLocal') return false;
+  // SECURITY: link-local (169.254.169.254 among them) and every cloud metadata address open only by a CIDR.
+  if (range === 'linkLocal' || isMetadata(addr)) return false;
   if (policy.any || nameAllowed(policy, hostname)) return true;
   if (range === 'loopback') return policy.loopback;
   if (range === 'private' || range === 'uniqueLocal' || range === 'carrierGradeNat') return policy.private;

@@ -115,3 +115,54 @@ t.test('bulk: limits and permissions', async (t) => {
   isError(t, await w.api('POST', path, { rawBody: 'issues', headers: { 'content-type': 'text/csv' } }), 415, 'unsupported_media_type');
   t.equal(Number((await w.running.services.db('issues').count('* as n').first())!.n), 2000);
 });
+
+t.test('bulk: a leap second or any time JavaScript cannot read is a 422 naming the field', async (t) => {
+  const w = await startWharf(t);
+  await buildRepo(w, 'acme', 'app');
+  const issues = [
+    record(1, { created_at: '2016-12-31T23:59:60Z' }),
+    record(2, { state: 'closed', closed_at: '2016-12-31T23:59:60Z' }),
+    record(3, { created_at: '2017-01-01T08:59:60+09:00' }),
+    record(4, { created_at: '2016-12-31T23:59:59Z' }),
+  ];
+  isError(t, await w.api('POST', path, { body: { issues } }), 422, 'validation_failed', ['/issues/0/created_at', '/issues/1/closed_at', '/issues/2/created_at']);
+  t.equal(await issueCount(w), 0, 'nothing written');
+  t.same((await w.api('POST', path, { body: { issues: [issues[3]] } })).body, { created: 1, updated: 0, skipped: 0 });
+});
+
+t.test('bulk: numbers are at most 1,000,000,000, so the next issue or pull request always has a number', async (t) => {
+  const w = await startWharf(t);
+  const repo = await buildRepo(w, 'acme', 'app');
+  for (const number of [2147483647, 2147483646, 1_000_000_001]) {
+    isError(t, await w.api('POST', path, { body: { issues: [record(number)] } }), 422, 'validation_failed', ['/issues/0/number']);
+  }
+  t.equal(await issueCount(w), 0);
+  t.same((await w.api('POST', path, { body: { issues: [record(1_000_000_000)] } })).body, { created: 1, updated: 0, skipped: 0 });
+  const next = await w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: 'After the highest' } });
+  t.equal(next.status, 201);
+  t.equal(next.body.number, 1_000_000_001);
+  t.equal((await w.api('GET', '/api/v1/repos/acme/app/issues/1000000001')).body.title, 'After the highest');
+  const dir = bareDir(w, repo);
+  const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');
+  await setBranch(dir, 'main', root);
+  await setBranch(dir, 'f', await commitFiles(dir, [root], { 'a.txt': 'b\n' }, 'b'));
+  const pull = await w.api('POST', '/api/v1/repos/acme/app/pulls', { body: { title: 'PR', head: 'f' } });
+  t.equal(pull.status, 201);
+  t.equal(pull.body.number, 1_000_000_002);
+  t.equal((await w.api('GET', '/api/v1/repos/acme/app/pulls/1000000002')).status, 200);
+});
+
+t.test('bulk: a repository whose numbers are used up answers 409 to a new issue or pull request, never a number past the column', async (t) => {
+  const w = await startWharf(t);
+  const repo = await buildRepo(w, 'acme', 'app');
+  // Only a database written before the bound could hold the last number; put it there directly.
+  await w.running.services.db('issues').insert({ repository_id: repo.id, number: 2147483647, kind: 'issue', title: 'Last', body: '', state: 'open', assignees: '[]', author_id: null, created_at: 0, updated_at: 0 });
+  isError(t, await w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: 'One more' } }), 409, 'conflict');
+  const dir = bareDir(w, repo);
+  const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');
+  await setBranch(dir, 'main', root);
+  await setBranch(dir, 'f', await commitFiles(dir, [root], { 'a.txt': 'b\n' }, 'b'));
+  isError(t, await w.api('POST', '/api/v1/repos/acme/app/pulls', { body: { title: 'PR', head: 'f' } }), 409, 'conflict');
+  t.equal(await issueCount(w), 1, 'nothing written');
+  t.equal((await w.api('GET', '/api/v1/repos/acme/app/issues/2147483647')).body.title, 'Last', 'the last issue still answers');
+});

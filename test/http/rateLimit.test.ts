@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { buildRepo, buildUser, startWharf, type ApiAnswer } from '../helpers/wharf.ts';
+import { Agent, request } from 'undici';
+import { buildRepo, buildUser, startWharf, type ApiAnswer, type TestWharf } from '../helpers/wharf.ts';
+import { issueToken } from '../../src/domain/tokens.ts';
+import { isPostgres } from '../../src/db/connect.ts';
 import { createTestDatabase, postgresUrl } from '../helpers/database.ts';
 import { WHARF_BIN } from '../helpers/cli.ts';
 import { loadConfig, ConfigError } from '../../src/config.ts';
@@ -36,7 +39,7 @@ t.test('RATE_LIMIT: default, syntax, off, and one clear error on a bad value', a
   }
 });
 
-t.test('per token: the N+1th request is a 429; other tokens and anonymous callers keep their own counts', async (t) => {
+t.test('per user: the N+1th request is a 429; other users and anonymous callers keep their own counts', async (t) => {
   const w = await startWharf(t, { env: { RATE_LIMIT: '3/1h,2/1h' } });
   const { token: other } = await buildUser(w, 'bob');
   const remaining: (string | null)[] = [];
@@ -54,7 +57,7 @@ t.test('per token: the N+1th request is a 429; other tokens and anonymous caller
   isRateLimited(t, await w.api('POST', '/api/v1/user/tokens', { body: { name: 'more' } }), 3600);
   const [{ n }] = await w.running.services.db('access_tokens').count({ n: '*' });
   t.equal(Number(n), 2, 'no token was issued by the refused request');
-  t.equal((await w.api('GET', '/api/v1/user', { token: other })).status, 200, 'another token has its own count');
+  t.equal((await w.api('GET', '/api/v1/user', { token: other })).status, 200, 'another user has their own count');
   t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200, 'anonymous callers have their own count');
   for (let i = 0; i < 5; i++) t.equal((await w.api('GET', '/api/v1/health', { token: null })).status, 200, 'the health check is not counted');
 });
@@ -117,4 +120,90 @@ t.test('two processes on one Postgres share the count', { skip: postgresUrl ? fa
     }
   }
   t.same(statuses, [200, 200, 200, 200, 200, 200, 429, 429], 'six requests across both processes, then 429 on either');
+});
+
+/** Rows the limiter keeps in the database (Postgres); null on SQLite, whose counts live in memory. */
+async function rateLimitRows(w: TestWharf): Promise<number | null> {
+  if (!isPostgres(w.running.services.db)) return null;
+  const [{ n }] = await w.running.services.db('rate_limits').count({ n: '*' });
+  return Number(n);
+}
+
+t.test('made-up tokens count against the address before anything runs, on open routes too, and store no row of their own', async (t) => {
+  const w = await startWharf(t, { env: { RATE_LIMIT: '100/1h,3/1h' } });
+  const madeUp = (i: number) => `wharf_madeup_${i}_${'x'.repeat(20)}`;
+  for (let i = 0; i < 3; i++) t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200, 'anonymous within the quota');
+  for (let i = 0; i < 15; i++) isRateLimited(t, await w.api('GET', '/api/v1/meta', { token: madeUp(i) }), 3600);
+  for (let i = 15; i < 20; i++) isRateLimited(t, await w.api('GET', '/api/v1/user', { token: madeUp(i) }), 3600);
+  const rows = await rateLimitRows(w);
+  if (rows !== null) t.ok(rows <= 1, `one row for the address at most, not one per token (${rows})`);
+  t.equal((await w.api('GET', '/api/v1/user')).status, 200, 'a real token keeps its own count');
+
+  // The other way round: made-up tokens spend the address's quota, so an anonymous request then waits.
+  const w2 = await startWharf(t, { env: { RATE_LIMIT: '100/1h,3/1h' } });
+  for (let i = 0; i < 3; i++) t.equal((await w2.api('GET', '/api/v1/meta', { token: madeUp(i) })).status, 200, 'made-up token within the address quota');
+  isRateLimited(t, await w2.api('GET', '/api/v1/meta', { token: null }), 3600);
+  const git = await fetch(`${w2.url}/demo/pub.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`x:${madeUp(9)}`).toString('base64')}` } });
+  t.equal(git.status, 429, 'a made-up Git password is refused before the route runs');
+  await git.arrayBuffer();
+});
+
+t.test('the quota is per user, across all their tokens; another user keeps their own', async (t) => {
+  const w = await startWharf(t, { env: { RATE_LIMIT: '4/1h,100/1h' } });
+  const tokens = [w.adminToken];
+  for (let i = 0; i < 4; i++) tokens.push((await issueToken(w.running.services.db, 1, `extra ${i}`)).token);
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i++) statuses.push((await w.api('GET', '/api/v1/user', { token: tokens[i % tokens.length] })).status);
+  t.same(statuses, [200, 200, 200, 200, 429, 429, 429, 429], 'four requests in all, whichever token');
+  const { token: other } = await buildUser(w, 'bob');
+  t.equal((await w.api('GET', '/api/v1/user', { token: other })).status, 200, 'another user has their own count');
+  const rows = await rateLimitRows(w);
+  if (rows !== null) t.equal(rows, 2, 'one row per user');
+});
+
+/** A browser at its own loopback address (127.0.0.x): keeps cookies and posts the sign-in form. */
+function browserAt(t: Test, url: string, address: string) {
+  const agent = new Agent({ localAddress: address });
+  t.teardown(() => agent.close());
+  const cookies = new Map<string, string>();
+  const send = async (method: string, path: string, form?: Record<string, string>) => {
+    const headers: Record<string, string> = { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await request(`${url}${path}`, { method, headers, body: form && new URLSearchParams(form).toString(), dispatcher: agent });
+    const setCookie = res.headers['set-cookie'];
+    for (const c of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+      const [pair] = c.split(';');
+      const eq = pair.indexOf('=');
+      cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    return { status: res.statusCode, text: await res.body.text(), location: res.headers.location };
+  };
+  return {
+    async signIn(token: string) {
+      const page = await send('GET', '/-/login');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+      return send('POST', '/-/login', { _csrf: csrf, next: '/', token });
+    },
+  };
+}
+
+t.test('failed web sign-ins are charged to the browser\'s address, not to the server\'s own', async (t) => {
+  const w = await startWharf(t, { env: { RATE_LIMIT: '100/1h,3/1h' } });
+  const guesser = browserAt(t, w.url, '127.0.0.2');
+  for (let i = 0; i < 3; i++) {
+    const failed = await guesser.signIn(`wharf_guess_${i}`);
+    t.equal(failed.status, 422, 'a wrong token is refused on the form');
+    t.match(failed.text, /unknown, expired or revoked/);
+  }
+  const refused = await guesser.signIn('wharf_guess_4');
+  t.equal(refused.status, 429, 'the guesser is refused once its address is over the quota');
+  t.match(refused.text, /Too many/);
+  t.equal((await guesser.signIn(w.adminToken)).status, 303, 'a valid token still signs in: it counts against its user');
+
+  const someone = browserAt(t, w.url, '127.0.0.3');
+  const mistyped = await someone.signIn('wharf_typo');
+  t.equal(mistyped.status, 422, 'another browser is not refused for the guesser');
+  t.match(mistyped.text, /unknown, expired or revoked/);
+  t.equal((await someone.signIn(w.adminToken)).status, 303);
+  t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200, 'the server\'s own address was not charged');
 });

@@ -35,7 +35,7 @@ t.test("knowing an oid does not link another organization's private LFS object: 
   t.equal(created.status, 202, created.text);
   const job = await waitForJob(w, created.body.id, { token: evil.token });
   t.equal(job.status, 'succeeded', job.error);
-  const batches = upstream.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.route === 'lfs objects/batch');
+  const batches = upstream.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.route === '/:org/:repo/info/lfs/objects/batch');
   t.equal(batches.length, 1, 'the source was asked for the object');
   t.equal(job.repository.lfs_objects, 0, 'nothing linked');
   t.same(job.repository.missing_lfs_objects.map((m: any) => m.oid), [secret.oid], 'the object is listed missing at the source');

@@ -100,7 +100,7 @@ t.test('LFS objects are asked for in batches of at most 100', async (t) => {
   const job = await waitForJob(w, created.body.id);
   t.equal(job.status, 'succeeded', job.error);
   t.equal(job.repository.lfs_objects, 152);
-  const batches = upstream.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.route === 'lfs objects/batch');
+  const batches = upstream.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.route === '/:org/:repo/info/lfs/objects/batch');
   t.equal(batches.length, 2, '153 objects in two batch requests (100 + 53)');
   const linked = await w.running.services.db('repository_lfs_objects').where('repository_id', (await w.api('GET', '/api/v1/repos/demo/many')).body.id).count({ n: '*' });
   t.equal(Number(linked[0].n), 152, 'every fetched object linked to the new repository');

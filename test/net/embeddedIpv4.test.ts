@@ -62,3 +62,20 @@ t.test('a bare IP in IMPORT_ALLOWED_HOSTS allows that address alone', async (t) 
   t.equal((await post('http://[::1]:9/x.git', 'b')).status, 202);
   t.equal((await post('http://127.0.0.2:9/x.git', 'c')).status, 422);
 });
+
+t.test('under `private`, webhooks and imports naming a cloud metadata address are refused (422); `*` refuses local-use NAT64 forms of it', async (t) => {
+  const w = await startWharf(t, { workers: [], env: { WEBHOOK_ALLOWED_HOSTS: 'private', IMPORT_ALLOWED_HOSTS: 'private' } });
+  await buildRepo(w, 'acme', 'app');
+  for (const host of ['[fd00:ec2::254]', '100.100.100.200', '[::ffff:6464:64c8]', '[64:ff9b:1::a9fe:a9fe]']) {
+    const hook = await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `http://${host}/x` } });
+    t.equal(hook.status, 422, `webhook ${host}`);
+    const imported = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `http://${host}/x.git`, target_org: 'acme', name: 'copy' } });
+    t.equal(imported.status, 422, `import ${host}`);
+  }
+  t.equal((await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: 'http://100.100.100.201/x' } })).status, 201, 'a neighbour in the same range is private');
+  const any = await startWharf(t, { workers: [], env: { WEBHOOK_ALLOWED_HOSTS: '*' } });
+  await buildRepo(any, 'acme', 'app');
+  for (const host of ['[64:ff9b:1::a9fe:a9fe]', '[fd00:ec2::254]', '100.100.100.200']) {
+    t.equal((await any.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `http://${host}/x` } })).status, 422, `webhook ${host} under *`);
+  }
+});

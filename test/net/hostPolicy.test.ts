@@ -90,3 +90,45 @@ t.test('a bare IP in the list means that address alone (/32, /128)', async (t) =
   t.ok(addressAllowed(parseHostPolicy(['169.254.169.254']), '169.254.169.254'), 'a bare metadata address names it as a CIDR would');
   t.notOk(addressAllowed(parseHostPolicy(['0.0.0.0']), '0.0.0.0'), 'unspecified never');
 });
+
+/** Cloud metadata services, as the policy lists them (see METADATA in src/net/hostPolicy.ts). */
+const METADATA = ['169.254.169.254', 'fd00:ec2::254', '169.254.170.2', '100.100.100.200', '168.63.129.16', 'fd20:ce::254', '192.0.0.192'];
+
+t.test('metadata addresses are refused under every policy unless a CIDR or address names them', async (t) => {
+  for (const list of [['private'], ['external'], ['*'], ['private', 'external', 'loopback'], ['*.internal']]) {
+    const policy = parseHostPolicy(list);
+    for (const addr of METADATA) {
+      t.notOk(addressAllowed(policy, addr), `${addr} refused under ${list}`);
+      t.notOk(addressAllowed(policy, addr, 'metadata.google.internal'), `${addr} refused under ${list} when reached by a listed name`);
+      await t.rejects(resolveAllowed(policy, addr), { code: 'EHOSTPOLICY' }, `${addr} refused at connect time under ${list}`);
+    }
+    t.notOk(addressAllowed(policy, '::ffff:100.100.100.200'), `mapped Alibaba metadata refused under ${list}`);
+    t.notOk(addressAllowed(policy, '64:ff9b::6464:64c8'), `NAT64 Alibaba metadata refused under ${list}`);
+  }
+  for (const addr of METADATA) {
+    const cidr = addr.includes(':') ? `${addr}/128` : `${addr}/32`;
+    t.ok(addressAllowed(parseHostPolicy([cidr]), addr), `${addr} opened by ${cidr}`);
+    t.ok(addressAllowed(parseHostPolicy([addr]), addr), `${addr} opened by naming it`);
+  }
+  t.ok(addressAllowed(parseHostPolicy(['100.64.0.0/10']), '100.100.100.200'), 'a CIDR that holds it names it');
+  // Neighbours keep their ranges' rules.
+  t.ok(addressAllowed(parseHostPolicy(['private']), '100.100.100.201'));
+  t.ok(addressAllowed(parseHostPolicy(['private']), 'fd00:ec2::253'));
+  t.ok(addressAllowed(parseHostPolicy(['external']), '168.63.129.17'));
+});
+
+t.test('the local-use NAT64 prefix 64:ff9b:1::/48 is judged by its embedded IPv4 address', async (t) => {
+  for (const list of [['*'], ['private'], ['external']]) {
+    const policy = parseHostPolicy(list);
+    for (const addr of ['64:ff9b:1::a9fe:a9fe', '64:ff9b:1::169.254.169.254', '64:ff9b:1:ab::6464:64c8', '64:ff9b:1::0.0.0.0']) {
+      t.notOk(addressAllowed(policy, addr), `${addr} refused under ${list}`);
+      t.notOk(addressAllowed(policy, host(`http://[${addr}]/`)), `${addr} refused as a URL host under ${list}`);
+    }
+  }
+  t.notOk(addressAllowed(parseHostPolicy(['external']), '64:ff9b:1::7f00:1'), 'loopback inside');
+  t.notOk(addressAllowed(parseHostPolicy(['external']), '64:ff9b:1::a00:1'), 'private inside');
+  t.ok(addressAllowed(parseHostPolicy(['loopback']), '64:ff9b:1::7f00:1'));
+  t.ok(addressAllowed(parseHostPolicy(['private']), '64:ff9b:1::a00:1'));
+  t.ok(addressAllowed(parseHostPolicy(['external']), '64:ff9b:1::808:808'), 'a public address inside');
+  t.ok(addressAllowed(parseHostPolicy(['169.254.169.254/32']), '64:ff9b:1::a9fe:a9fe'), 'an IPv4 CIDR matches the embedded address');
+});

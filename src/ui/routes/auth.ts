@@ -1,9 +1,14 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
-import { ApiError, apiClient } from '../apiClient.ts';
+import type { Db } from '../../db/connect.ts';
+import type { User } from '../../domain/accounts.ts';
+import { tokenUser } from '../../http/auth.ts';
+import { HttpError } from '../../http/errors.ts';
+import type { ChargeRequest } from '../../http/rateLimit.ts';
+import { PageError } from '../errors.ts';
 import { clearCookie, setCookie } from '../cookies.ts';
-import { loopbackUrl, redirectWithFlash, SESSION_COOKIE, ui } from '../context.ts';
+import { redirectWithFlash, SESSION_COOKIE, ui } from '../context.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { createSession, destroySession, SESSION_IDLE_MS } from '../session.ts';
@@ -32,6 +37,23 @@ function loginPage(ctx: Context, next: string, error?: string) {
   );
 }
 
+/**
+ * The user of a sign-in's token, or null. The attempt counts as an API request with that
+ * token would: against its user, or, for a token that matches none, against the browser's
+ * own address, so guessing at the form costs what guessing at the API does.
+ */
+async function checkSignIn(ctx: Context, db: Db, token: string): Promise<User | null> {
+  const charge: ChargeRequest | undefined = ctx.state.chargeRequest;
+  try {
+    await charge?.(token);
+  } catch (err) {
+    if (!(err instanceof HttpError) || err.status !== 429) throw err;
+    for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+    throw new PageError(429, 'Too many requests', 'Too many sign-in attempts from this address. Wait a while and try again.');
+  }
+  return tokenUser(ctx, db, token);
+}
+
 /** Sign in with a token (kept server-side, the cookie holds only a random session id) and sign out. */
 export function authRoutes(router: Router, services: Services) {
   const { db } = services;
@@ -46,13 +68,9 @@ export function authRoutes(router: Router, services: Services) {
     const next = safeNext(form.get('next'));
     const token = (form.get('token') ?? '').trim();
     if (!token) return loginPage(ctx, next, 'Enter a token.');
-    let user: { id: number; login: string };
-    try {
-      user = await apiClient(loopbackUrl(services), token, ctx.state.requestId).get('/api/v1/user');
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 401) return loginPage(ctx, next, 'This token is unknown, expired or revoked.');
-      throw err;
-    }
+    // Checked in-process, not through the API over loopback: an API call would be charged to this server's own address.
+    const user = await checkSignIn(ctx, db, token);
+    if (!user) return loginPage(ctx, next, 'This token is unknown, expired or revoked.');
     const id = await createSession(db, user, token);
     setCookie(ctx, SESSION_COOKIE, id, { secure: ui(ctx).secure, maxAgeSeconds: SESSION_IDLE_MS / 1000 });
     ctx.status = 303;
