@@ -149,7 +149,10 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
       }
       options.onStderr?.(text);
     });
-    child.on('error', reject);
+    // A failed spawn, or a pipe that breaks, must end this run, never the process.
+    child.on('error', (err) => (kill(), reject(err)));
+    child.stdout.on('error', kill);
+    child.stderr.on('error', kill);
     child.on('close', (code) => {
       watch.stop();
       options.signal?.removeEventListener('abort', onAbort);
