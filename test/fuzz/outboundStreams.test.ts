@@ -4,11 +4,16 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { fetchLfsObjects } from '../../src/import/lfsFetch.ts';
 import { parseHostPolicy } from '../../src/net/hostPolicy.ts';
 import { objectPath } from '../../src/lfs/store.ts';
 import { check, SEED } from './harness.ts';
+import { startWharf } from '../helpers/wharf.ts';
+import { createOrg } from '../../src/domain/accounts.ts';
+import { gitClient } from '../helpers/git.ts';
+import { startGitDaemon } from '../helpers/daemon.ts';
+import { waitForJob } from '../import/helpers.ts';
 
 /** Runs of each property here: every run is real HTTP on loopback, some wait out a stall, so tens. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
@@ -57,15 +62,16 @@ const scenario = fc.record({
 });
 type Scenario = { sizes: number[]; batch: Answer; offers: string[]; downloads: Answer[] };
 
-t.test('LFS batch and downloads answering anything: the process never crashes; every object ends stored and verified, or missing', async (t) => {
-  const uncaught: unknown[] = [];
-  const onUncaught = (err: unknown) => uncaught.push(err);
-  process.on('uncaughtException', onUncaught);
-  t.teardown(() => void process.off('uncaughtException', onUncaught));
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-fuzz-lfs-'));
-  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+/** A file of a scenario: its bytes and oid. */
+interface FuzzFile {
+  oid: string;
+  size: number;
+  content: Buffer;
+}
 
-  let current: { s: Scenario; files: { oid: string; size: number; content: Buffer }[] } | null = null;
+/** A loopback LFS server that answers batch (`/lfs/objects/batch`) and downloads (`/dl/<i>/<hop>`) as the current scenario says. */
+async function fuzzLfsServer(t: Test): Promise<{ endpoint: string; use(s: Scenario, files: FuzzFile[]): void }> {
+  let current: { s: Scenario; files: FuzzFile[] } | null = null;
   const timers = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
     req.on('error', () => {});
@@ -73,7 +79,8 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      const sc = current!;
+      const sc = current;
+      if (!sc) return void res.writeHead(503).end();
       const base = `http://127.0.0.1:${(server.address() as any).port}`;
       const m = /^\/(batch|dl)\/(\d+)\/(\d+)$/.exec(req.url!.replace('/lfs/objects/batch', '/batch/0/0'));
       if (!m) return void res.writeHead(404).end();
@@ -116,6 +123,36 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
     server.closeAllConnections();
     server.close();
   });
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as any).port}/lfs`,
+    use(s, files) {
+      current = { s, files };
+    },
+  };
+}
+
+/** The git-lfs pointer text of a file. */
+function lfsPointer(f: FuzzFile): string {
+  return `version https://git-lfs.github.com/spec/v1\noid sha256:${f.oid}\nsize ${f.size}\n`;
+}
+
+/** Random files of the scenario's sizes, with their oids. */
+function filesOf(sizes: number[]): FuzzFile[] {
+  return sizes.map((size) => {
+    const content = randomBytes(size);
+    return { oid: createHash('sha256').update(content).digest('hex'), size, content };
+  });
+}
+
+t.test('LFS batch and downloads answering anything: the process never crashes; every object ends stored and verified, or missing', async (t) => {
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  t.teardown(() => void process.off('uncaughtException', onUncaught));
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-fuzz-lfs-'));
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  const lfs = await fuzzLfsServer(t);
   const policy = parseHostPolicy(['loopback']);
   let run = 0;
   let storedTotal = 0;
@@ -124,17 +161,14 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
     scenario,
     async (s) => {
       run++;
-      const files = s.sizes.map((size) => {
-        const content = randomBytes(size);
-        return { oid: createHash('sha256').update(content).digest('hex'), size, content };
-      });
-      current = { s, files };
+      const files = filesOf(s.sizes);
+      lfs.use(s, files);
       const lfsDir = path.join(root, `lfs-${run}`);
       fs.mkdirSync(lfsDir);
       const controller = new AbortController();
       const result = await fetchLfsObjects(files.map(({ oid, size }) => ({ oid, size })), {
         url: new URL('http://127.0.0.1/unused.git'),
-        endpoint: `http://127.0.0.1:${(server.address() as any).port}/lfs`,
+        endpoint: lfs.endpoint,
         credentials: null,
         policy,
         lfsDir,
@@ -164,6 +198,56 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
     RUNS,
   );
   t.comment(`fuzz lfs fetch: ${run} runs, ${storedTotal} objects stored, ${missingTotal} missing (FUZZ_SEED=${SEED})`);
+  t.ok(storedTotal > 0 && missingTotal > 0, 'both outcomes were reached');
+  t.same(uncaught, []);
+});
+
+t.test('whole imports against an LFS server answering anything: the node stays up, every job succeeds with each object stored or missing', async (t) => {
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  t.teardown(() => void process.off('uncaughtException', onUncaught));
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback', IMPORT_STALL_TIMEOUT: '1s', LOG_LEVEL: 'warn' } });
+  const lfs = await fuzzLfsServer(t);
+  const g = gitClient(t);
+  const base = path.join(g.dir, 'served');
+  fs.mkdirSync(base);
+  const daemon = await startGitDaemon(t, base);
+  await createOrg(w.running.services.db, 'fuzz');
+  const basic = `Basic ${Buffer.from(`x:${w.adminToken}`).toString('base64')}`;
+  let run = 0;
+  let storedTotal = 0;
+  let missingTotal = 0;
+  await check(
+    scenario,
+    async (s) => {
+      run++;
+      const files = filesOf(s.sizes);
+      const work = path.join(g.dir, `work-${run}`);
+      await g.ok(['init', '-q', '-b', 'main', work]);
+      await g.commit(work, 'pointers', Object.fromEntries(files.map((f, i) => [`f${i}.bin`, lfsPointer(f)])));
+      await g.ok(['clone', '-q', '--mirror', work, path.join(base, `src-${run}.git`)]);
+      lfs.use(s, files);
+      const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: daemon.url(`src-${run}`), target_org: 'fuzz', name: `copy-${run}`, lfs_url: lfs.endpoint } });
+      if (created.status !== 202) throw new Error(`import refused: ${created.status} ${created.text}`);
+      const job = await waitForJob(w, created.body.id, { timeoutMs: 60_000 });
+      if (uncaught.length) throw new Error(`uncaught: ${String((uncaught[0] as Error)?.stack ?? uncaught[0])}`);
+      if (job.status !== 'succeeded') throw new Error(`job ${job.status}: ${job.error}`);
+      const oids = [...new Set(files.map((f) => f.oid))];
+      const missing = new Set<string>(job.repository.missing_lfs_objects.map((m: any) => m.oid));
+      if (job.repository.lfs_objects + missing.size !== oids.length) throw new Error(`objects unaccounted for: ${JSON.stringify(job.repository)}`);
+      for (const f of files) {
+        if (missing.has(f.oid)) continue;
+        const res = await fetch(`${w.url}/fuzz/copy-${run}.git/info/lfs/objects/${f.oid}`, { headers: { authorization: basic } });
+        const bytes = Buffer.from(await res.arrayBuffer());
+        if (res.status !== 200 || !bytes.equals(f.content)) throw new Error(`stored object ${f.oid} is served as ${res.status}, ${bytes.length} bytes`);
+      }
+      storedTotal += job.repository.lfs_objects;
+      missingTotal += missing.size;
+    },
+    Math.max(4, Math.round(RUNS / 4)),
+  );
+  t.comment(`fuzz lfs import: ${run} imports, ${storedTotal} objects stored, ${missingTotal} missing (FUZZ_SEED=${SEED})`);
   t.ok(storedTotal > 0 && missingTotal > 0, 'both outcomes were reached');
   t.same(uncaught, []);
 });
