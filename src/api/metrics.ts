@@ -6,6 +6,7 @@ import { toHttpError } from '../http/onerror.ts';
 import { deliveryMetrics, LATENCY_BUCKETS } from '../delivery/metrics.ts';
 import { pushMetrics } from '../git/pushMetrics.ts';
 import { pendingPushRecords } from '../git/pushRecords.ts';
+import { parkedImportsMetric } from '../import/parked.ts';
 
 const requestCounts = new WeakMap<object, Map<string, number>>();
 
@@ -63,6 +64,8 @@ export async function renderMetrics(services: Services): Promise<string> {
   lines.push(`wharf_delivery_attempt_seconds_bucket{le="+Inf"} ${m.latencyCount}`, `wharf_delivery_attempt_seconds_sum ${m.latencySum}`, `wharf_delivery_attempt_seconds_count ${m.latencyCount}`);
   lines.push('# HELP wharf_imports Repository imports, by status.', '# TYPE wharf_imports gauge');
   for (const [status, n] of await groupCounts(db, 'import_jobs')) lines.push(`wharf_imports{status="${label(status)}"} ${n}`);
+  // wharf_parked
+  lines.push(await parkedImportsMetric(db));
   const pending = await pendingPushRecords(db);
   lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once).', '# TYPE wharf_push_records gauge');
   for (const state of ['waiting', 'failing'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);

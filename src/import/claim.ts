@@ -5,7 +5,9 @@ import { isPostgres } from '../db/connect.ts';
 // One statement claims one due job and counts the attempt (STYLE §6). A job is due when
 // it has not finished, its backoff has passed, and nobody holds a live lease on it.
 // If this process dies after the claim, the lease runs out (or a restart on the same
-// host sweeps it at once) and the job is claimed again, its attempt counted again.
+// host sweeps it at once) and the job is claimed again, its attempt counted again and
+// the death counted as an interruption (a job still locked had a run in flight), so
+// parked.ts can stop a job that kills its node from running forever.
 //
 // Fairness: the job claimed is that of the organization with the fewest jobs running
 // (then the oldest), and an organization never holds more than `perOrg` live leases,
@@ -27,7 +29,8 @@ export async function claimImportJobs(db: Db, owner: string, limit: number, leas
 
 async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<number | null> {
   const now = Date.now();
-  const set = 'locked_by = ?, lease_expires_at = ?, attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?';
+  // SET reads the row as it was: a job still locked (its lease ran out) was interrupted.
+  const set = 'interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END, locked_by = ?, lease_expires_at = ?, attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?';
   const pick = `SELECT j.id FROM import_jobs j
     WHERE j.finished_at IS NULL AND j.run_after <= ? AND (j.locked_by IS NULL OR j.lease_expires_at < ?) AND ${LIVE('j.target_org_id')} < ?
     ORDER BY ${LIVE('j.target_org_id')}, j.id LIMIT 1`;
@@ -79,7 +82,8 @@ export function ownerName(random: string): string {
 
 /**
  * Frees jobs held by processes of this host that are gone (a crash or SIGKILL), so a
- * restart takes them up at once instead of waiting for their lease to run out.
+ * restart takes them up at once instead of waiting for their lease to run out; each
+ * counts an interruption (its run died with the process).
  */
 export async function sweepDeadOwners(db: Db, self: string): Promise<number> {
   const prefix = `${os.hostname()}:`;
@@ -89,7 +93,7 @@ export async function sweepDeadOwners(db: Db, self: string): Promise<number> {
     if (owner === self || !owner.startsWith(prefix)) continue;
     const pid = Number(owner.slice(prefix.length).split(':')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || (pid !== process.pid && alive(pid))) continue;
-    freed += await db('import_jobs').where({ locked_by: owner }).whereNull('finished_at').update({ locked_by: null, lease_expires_at: null });
+    freed += await db('import_jobs').where({ locked_by: owner }).whereNull('finished_at').update({ locked_by: null, lease_expires_at: null, interruptions: db.raw('interruptions + 1') });
   }
   return freed;
 }

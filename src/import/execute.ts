@@ -13,6 +13,7 @@ import { jobTempDir, type ImportJob } from './jobs.ts';
 import { parseSourceUrl, type Credentials } from './url.ts';
 import { openCredentials } from '../secrets/credentials.ts';
 import { overallPercent, type Progress } from './progress.ts';
+import { parkingReason } from './parked.ts';
 
 /** Knobs of the runner; tests set small values to force the paths big sources take. */
 export interface RunnerOptions {
@@ -46,6 +47,14 @@ export type StopReason = 'shutdown' | 'canceled' | 'timeout';
 export async function executeJob(services: Services, job: ImportJob, owner: string, options: Required<RunnerOptions>, signal: AbortSignal): Promise<void> {
   const { db, config, log } = services;
   const tmp = jobTempDir(config, job.id);
+  const parked = parkingReason(job);
+  if (parked) {
+    // Its node died in every one of its last runs: most likely this job kills it. Ending it
+    // here (never run again by itself) is what keeps a node from a crash loop.
+    await fs.rm(tmp, { recursive: true, force: true });
+    if (await failJob(db, job.id, owner, parked)) log.error({ import_id: job.id, source_url: job.source_url, interruptions: job.interruptions }, 'import parked');
+    return;
+  }
   const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
   let lastWrite = 0;
   let writes: Promise<unknown> = Promise.resolve();

@@ -5,7 +5,7 @@ import { gitEnv } from '../git/run.ts';
 import { describeGitFailure, type GitFailure } from './gitErrors.ts';
 import type { Credentials } from './url.ts';
 import { MIN_BYTES_PER_SECOND, StallError, stallWatch } from './limits.ts';
-import { parseGitProgress, type Progress } from './progress.ts';
+import { parseGitProgress } from './progress.ts';
 
 /** Raised when git against a source fails; the message is scrubbed of credentials. */
 export class GitRunError extends Error {
@@ -72,9 +72,9 @@ export interface RemoteGitOptions {
   /** Called with each piece of stderr as it arrives (progress reports). */
   onStderr?: (text: string) => void;
   /**
-   * How long the run may go without progress: below MIN_BYTES_PER_SECOND on average over
-   * this long (curl's low-speed limit for http(s)), and no new phase, percent or object
-   * count in git's progress (for every transport). Default 2 minutes.
+   * How long the run may go without progress: below MIN_BYTES_PER_SECOND of pack or
+   * output on average over this long (curl's low-speed limit for http(s); gitActivity for
+   * every transport). Default 2 minutes.
    */
   stallMs?: number;
 }
@@ -126,7 +126,7 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
       stalled = true;
       kill();
     });
-    let seen: Progress | null = null;
+    const activity = gitActivity(watch);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let tooLarge = false;
     child.stdout.on('data', (c) => {
@@ -141,25 +141,55 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
     child.stderr.on('data', (c) => {
       const text = String(c);
       stderr = (stderr + text).slice(-16384);
-      const next = parseGitProgress(text, seen);
-      if (next) {
-        if (next.phase !== seen?.phase || next.percent !== seen?.percent || next.objects_received !== seen?.objects_received) watch.touch();
-        watch.mark(Math.max(0, (next.bytes_received ?? 0) - (seen?.bytes_received ?? 0)));
-        seen = next;
-      }
+      activity(text);
       options.onStderr?.(text);
     });
-    child.on('error', reject);
+    // A failed spawn, or a pipe that breaks, must end this run, never the process.
+    child.on('error', (err) => (kill(), reject(err)));
+    child.stdout.on('error', kill);
+    child.stderr.on('error', kill);
     child.on('close', (code) => {
       watch.stop();
       options.signal?.removeEventListener('abort', onAbort);
       if (aborted) reject(new GitAbortedError('stopped'));
       else if (tooLarge) reject(new GitRunError({ message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
       else if (stalled || (code !== 0 && /Operation too slow|Operation timed out/i.test(stderr))) {
-        reject(new StallError(`the source stalled: less than 1 KiB/s and no progress for ${Math.round(stallMs / 1000)}s (IMPORT_STALL_TIMEOUT)`));
+        reject(new StallError(`the source stalled: less than 1 KiB/s of data arrived for ${Math.round(stallMs / 1000)}s (IMPORT_STALL_TIMEOUT)`));
       }
       else if (code === 0) resolve(stdout);
       else reject(new GitRunError(describeGitFailure(stderr, options.credentials)));
     });
   });
+}
+
+/** Local phases: our own git working on data already here, which no source can drag out. */
+const LOCAL_WORK = new Set(['resolving_deltas', 'checking_connectivity']);
+
+/**
+ * Feeds a stall watch from git's stderr, whole lines only (a line cut between two reads
+ * could lose its `remote: ` prefix). SECURITY: lines from the source (`remote: …`, side-band
+ * progress) count for nothing, whatever they say: a source could send changing percents
+ * forever and no data. What counts is the pack bytes our own git reports receiving
+ * (`Receiving objects: … | 1.20 MiB`) and a new percent of its local work after the data.
+ */
+export function gitActivity(watch: { mark(bytes: number): void; touch(): void }): (text: string) => void {
+  let partial = '';
+  let bytes = 0;
+  let last = '';
+  return (text) => {
+    const lines = (partial + text).split(/[\r\n]/);
+    partial = lines.pop()!.slice(-4096);
+    for (const line of lines) {
+      if (line.startsWith('remote:')) continue;
+      const p = parseGitProgress(line);
+      if (!p) continue;
+      if (p.phase === 'receiving_objects' && p.bytes_received !== null) {
+        watch.mark(Math.max(0, p.bytes_received - bytes));
+        bytes = Math.max(bytes, p.bytes_received);
+      } else if (LOCAL_WORK.has(p.phase) && `${p.phase} ${p.percent}` !== last) {
+        last = `${p.phase} ${p.percent}`;
+        watch.touch();
+      }
+    }
+  };
 }

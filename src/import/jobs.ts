@@ -32,6 +32,8 @@ export interface ImportJob {
   visibility: Visibility;
   strategy: 'full' | 'incremental';
   attempts: number;
+  /** Runs its node died in (see parked.ts). */
+  interruptions: number;
   locked_by: string | null;
   lease_expires_at: number | null;
   started_at: number | null;
@@ -152,6 +154,7 @@ function toJob(row: any): ImportJob {
     percent: n(row.percent),
     objects_received: n(row.objects_received),
     bytes_received: n(row.bytes_received),
+    interruptions: Number(row.interruptions ?? 0),
     lease_expires_at: n(row.lease_expires_at),
     started_at: n(row.started_at),
     created_at: Number(row.created_at),

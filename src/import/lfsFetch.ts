@@ -117,15 +117,37 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
       await Promise.all(Array.from({ length: PARALLEL }, worker));
     }
   } finally {
-    await dispatcher.close().catch(() => {});
+    // Everything of this fetch is over: whatever a server still holds open is cut.
+    await dispatcher.destroy().catch(() => {});
   }
   return { stored, missing };
+}
+
+/** An undici response body. */
+type Body = Dispatcher.ResponseData['body'];
+
+/**
+ * Sends one request and returns its answer with its body made safe: an undici body
+ * emits 'error' when it is destroyed before its end (RequestAbortedError) or when the
+ * signal aborts, and an 'error' nobody listens to kills the process. The listener added
+ * here swallows nothing a reader needs: readers (for await, pipeline) see the error themselves.
+ */
+async function safeRequest(url: string | URL, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher: Dispatcher }): Promise<Dispatcher.ResponseData> {
+  const res = await request(url, options);
+  res.body.on('error', () => {});
+  return res;
+}
+
+/** Drops a body nobody reads (a redirect's, an error's): its connection is closed, its error ignored. */
+function discard(body: Body): void {
+  body.on('error', () => {});
+  if (!body.destroyed) body.destroy();
 }
 
 async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOptions, dispatcher: Dispatcher): Promise<any> {
   const headers: Record<string, string> = { accept: LFS_JSON, 'content-type': LFS_JSON };
   if (options.credentials) headers.authorization = basic(options.credentials);
-  const res = await request(`${endpoint}/objects/batch`, {
+  const res = await safeRequest(`${endpoint}/objects/batch`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ operation: 'download', transfers: ['basic'], objects: group.map(({ oid, size }) => ({ oid, size })) }),
@@ -133,13 +155,16 @@ async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOpt
     signal: options.signal,
   });
   if (res.statusCode !== 200) {
-    const message = await errorMessage(res.body);
     // SECURITY: no redirect is followed; the batch endpoint is part of the checked source.
-    if (res.statusCode >= 300 && res.statusCode < 400) throw new Error('the LFS endpoint answered with a redirect (not followed)');
+    if (res.statusCode >= 300 && res.statusCode < 400) {
+      discard(res.body);
+      throw new Error('the LFS endpoint answered with a redirect (not followed)');
+    }
+    const message = await errorMessage(res.body, options.stallMs);
     throw new Error(`the LFS batch API answered ${res.statusCode}${message ? `: ${message}` : ''}`);
   }
   // Read only up to the cap, however large the answer says (or does not say) it is.
-  const text = await readCapped(guarded(res.body, options.stallMs, 'the LFS batch answer'), MAX_BATCH_ANSWER, 'the LFS batch answer').finally(() => res.body.destroy());
+  const text = await readCapped(guarded(res.body, options.stallMs, 'the LFS batch answer'), MAX_BATCH_ANSWER, 'the LFS batch answer').finally(() => discard(res.body));
   try {
     return JSON.parse(text);
   } catch {
@@ -147,14 +172,18 @@ async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOpt
   }
 }
 
-/** The `message` of a git-lfs error body (read up to 64 KiB), or ''. */
-async function errorMessage(body: Dispatcher.ResponseData['body']): Promise<string> {
+/**
+ * The `message` of a git-lfs error body (read up to 64 KiB, under the same stall guard
+ * as any other body), or '' when it has none, is too big, or stalls.
+ */
+async function errorMessage(body: Body, stallMs: number): Promise<string> {
   try {
-    const parsed = JSON.parse(await readCapped(body, MAX_ERROR_BODY, 'the error body'));
+    const parsed = JSON.parse(await readCapped(guarded(body, stallMs, 'the error answer'), MAX_ERROR_BODY, 'the error body'));
     return typeof parsed?.message === 'string' ? parsed.message.slice(0, 200) : '';
   } catch {
-    body.destroy();
     return '';
+  } finally {
+    discard(body);
   }
 }
 
@@ -164,11 +193,12 @@ async function download(href: string, header: Record<string, string>, endpoint: 
   for (const [k, v] of Object.entries(header)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
   // The source's credentials go only to the source's own origin.
   if (!headers.authorization && options.credentials && target.origin === new URL(endpoint).origin) headers.authorization = basic(options.credentials);
-  for (let hop = 0; ; hop++) {
+  for (let redirects = 0; ; redirects++) {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`download URL protocol ${target.protocol} is not allowed`);
-    const res = await request(target, { method: 'GET', headers, dispatcher, signal: options.signal });
-    if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location && hop < MAX_REDIRECTS) {
-      res.body.destroy();
+    const res = await safeRequest(target, { method: 'GET', headers, dispatcher, signal: options.signal });
+    if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location !== undefined) {
+      discard(res.body);
+      if (redirects >= MAX_REDIRECTS) throw new Error(`download answered ${res.statusCode} after ${MAX_REDIRECTS} redirects (no more are followed)`);
       const next = new URL(String(res.headers.location), target);
       // SECURITY: a redirect target is connected to through the same policy connector;
       // credentials never follow a redirect to another origin.
@@ -177,14 +207,14 @@ async function download(href: string, header: Record<string, string>, endpoint: 
       continue;
     }
     if (res.statusCode !== 200) {
-      res.body.destroy();
+      discard(res.body);
       throw new Error(`download answered ${res.statusCode}`);
     }
     // Checked while it streams: more than the pointer's size, a wrong SHA-256 or a stall stores nothing.
     try {
       await writeObject(options.lfsDir, p.oid, p.size, guarded(res.body, options.stallMs, `the download of ${p.oid.slice(0, 12)}`));
     } finally {
-      res.body.destroy();
+      discard(res.body);
     }
     return;
   }

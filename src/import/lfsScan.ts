@@ -30,7 +30,10 @@ function run(args: string[], cwd: string, input: string | null, onData: (chunk: 
     let stderr = '';
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (c) => (stderr = (stderr + c).slice(-4096)));
+    // A failed spawn or a broken pipe fails this scan, never the process.
     child.on('error', reject);
+    child.stdout!.on('error', (err) => (child.kill('SIGKILL'), reject(err)));
+    child.stderr!.on('error', () => child.kill('SIGKILL'));
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git ${args[0]} failed: ${stderr.trim()}`))));
     if (input !== null) {
       child.stdin!.on('error', () => {});

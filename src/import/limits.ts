@@ -32,7 +32,7 @@ export async function readCapped(body: AsyncIterable<Buffer | string> & { destro
 /**
  * A watchdog for one phase: `mark(bytes)` reports progress; when a window of `stallMs`
  * passes with fewer than MIN_BYTES_PER_SECOND on average and no other progress, `onStall`
- * runs once. `touch()` counts as progress of its own (a new phase, a new percent).
+ * runs once. `touch()` counts as progress of its own (our own local work moving on, never a source's word).
  */
 export function stallWatch(stallMs: number, onStall: () => void): { mark(bytes: number): void; touch(): void; stop(): void } {
   const need = Math.max(1, Math.floor((stallMs / 1000) * MIN_BYTES_PER_SECOND));

@@ -5,6 +5,7 @@ import { describeGitFailure, scrubSecrets } from '../../src/import/gitErrors.ts'
 import { parseSourceUrl, SourceUrlError } from '../../src/import/url.ts';
 import { lfsEndpoint } from '../../src/import/lfsFetch.ts';
 import { progressLine } from '../../src/cli/import.ts';
+import { gitActivity } from '../../src/import/gitRemote.ts';
 
 t.test('parseGitProgress reads the last report of each kind', async (t) => {
   t.equal(parseGitProgress('Cloning into bare repository\n'), null);
@@ -88,4 +89,24 @@ t.test('overallPercent: one figure across phases that later phases never bring b
   t.same(figures, [...figures].sort((a, b) => a - b), figures.join(' '));
   t.equal(figures.at(-1), 100);
   t.equal(overallPercent('whatever', 10), null);
+});
+
+t.test("gitActivity counts the pack bytes our git receives and its own local work, never the source's lines", async (t) => {
+  const seen = { bytes: 0, touches: 0 };
+  const feed = gitActivity({ mark: (n) => (seen.bytes += n), touch: () => seen.touches++ });
+  // A source's own progress, however busy, and its made-up byte counts: nothing.
+  feed('remote: Counting objects:  1% (1/100000)\rremote: Counting objects:  2% (2/100000)\r');
+  feed('remote: Receiving objects:  5% (5/100), 900.00 MiB | 1 MiB/s\rremote: Resolving deltas:  50% (1/2)\r');
+  t.same(seen, { bytes: 0, touches: 0 });
+  // A remote line cut between two reads keeps its prefix: whole lines only.
+  feed('remo');
+  feed('te: Resolving deltas:  60% (3/5)\r');
+  t.same(seen, { bytes: 0, touches: 0 });
+  // Our git's receiving figures, counted as they grow.
+  feed('Receiving objects:  10% (1/10), 20.00 KiB | 1 KiB/s\r');
+  feed('Receiving objects:  20% (2/10), 30.00 KiB | 1 KiB/s\rReceiving objects:  20% (2/10), 30.00 KiB | 1 KiB/s\r');
+  t.equal(seen.bytes, 30 * 1024);
+  // Our git's local work on what arrived: a new percent counts once.
+  feed('Resolving deltas:  10% (1/10)\rResolving deltas:  10% (1/10)\rResolving deltas:  20% (2/10)\r');
+  t.equal(seen.touches, 2);
 });
