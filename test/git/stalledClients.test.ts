@@ -1,7 +1,8 @@
 import t from 'tap';
 import net from 'node:net';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
+import { buildRepo, buildUser, startWharf, type TestLike, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
 import { bareDir, commitFiles, setBranch } from '../producers/helpers.ts';
 
@@ -96,4 +97,53 @@ t.test('stalled and trickling clients are closed within the deadlines, with a 40
   const g = gitClient(t);
   const lsRemote = await g.run(['ls-remote', repoUrl(w, 'acme/app')]);
   t.equal(lsRemote.code, 0, 'git still works afterwards');
+});
+
+/** A loopback proxy to the server that passes what the client sends in `piece`-byte pieces, one every `everyMs`: a slow but live link. */
+async function slowLink(t: TestLike, w: TestWharf, piece: number, everyMs: number): Promise<string> {
+  const target = new URL(w.url);
+  const proxy = net.createServer((client) => {
+    const server = net.connect(Number(target.port), '127.0.0.1');
+    const queue: Buffer[] = [];
+    let ended = false;
+    const pace = setInterval(() => {
+      const next = queue.shift();
+      if (next) server.write(next);
+      else if (ended) server.end();
+    }, everyMs);
+    client.on('data', (chunk: Buffer) => {
+      for (let at = 0; at < chunk.length; at += piece) queue.push(chunk.subarray(at, at + piece));
+    });
+    client.on('end', () => (ended = true));
+    server.pipe(client);
+    for (const s of [client, server]) {
+      s.on('error', () => {});
+      s.on('close', () => {
+        clearInterval(pace);
+        client.destroy();
+        server.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => proxy.close(resolve)));
+  return `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+}
+
+t.test('a push over a slow but live link outlasts the deadlines of bodies read whole and works', async (t) => {
+  const w = await startWharf(t, { workers: [], env: { REQUEST_IDLE_TIMEOUT: '1s', REQUEST_BODY_TIMEOUT: '1s', REQUEST_HEADERS_TIMEOUT: '1s' } });
+  await publicRepo(w, 'app');
+  const { token } = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
+  const g = gitClient(t);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['clone', '-q', repoUrl(w, 'acme/app'), work]);
+  const sha = await g.commit(work, 'big', { 'big.bin': randomBytes(200_000) });
+  const slow = (await slowLink(t, w, 8192, 150)).replace('http://', `http://x:${token}@`);
+  const started = performance.now();
+  const push = await g.run(['push', '-q', `${slow}/acme/app.git`, 'HEAD:main'], { cwd: work });
+  const seconds = (performance.now() - started) / 1000;
+  t.equal(push.code, 0, `the push works: ${push.stderr}`);
+  t.ok(seconds > 2, `it took longer than the 1 s deadlines (${seconds.toFixed(1)} s)`);
+  const remote = await g.ok(['ls-remote', repoUrl(w, 'acme/app'), 'refs/heads/main']);
+  t.equal(remote.split('\t')[0], sha, 'main is the pushed commit');
 });
