@@ -35,6 +35,14 @@ export interface Config {
   rateLimit: RateLimits | null;
   /** How long a node's claim on a push record lasts without renewal before another node takes it over. */
   pushLeaseMs: number;
+  /** REQUEST_HEADERS_TIMEOUT: most time to receive a request's headers (Node's `headersTimeout`). */
+  requestHeadersTimeoutMs: number;
+  /** REQUEST_IDLE_TIMEOUT: most time any request body (JSON, form, LFS upload, Git) may go without a byte. */
+  requestIdleTimeoutMs: number;
+  /** REQUEST_BODY_TIMEOUT: most time to receive a body read whole (JSON, forms, a fetch negotiation), however it trickles. */
+  requestBodyTimeoutMs: number;
+  /** REQUEST_TIMEOUT: most time to receive any whole request, pushes and LFS uploads included (Node's `requestTimeout`). */
+  requestTimeoutMs: number;
 }
 
 /** So many requests per window. */
@@ -80,6 +88,13 @@ function hostPolicy(name: string, value: string): HostPolicy {
 function duration(name: string, value: string): number {
   const ms = parseDuration(value);
   if (ms === undefined) throw new ConfigError(name, `expected a duration such as 30s, 5m, 6h or 30d, got "${value}"`);
+  return ms;
+}
+
+/** A duration of at least 100 ms and at most a week: a deadline of zero would refuse everything, and Node's timers stop at 24.8 days. */
+function positiveDuration(name: string, value: string): number {
+  const ms = duration(name, value);
+  if (ms < 100 || ms > 7 * 86_400_000) throw new ConfigError(name, `expected 100ms..7d, got "${value}"`);
   return ms;
 }
 
@@ -130,6 +145,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError('SECRET_KEY', `expected 64 hexadecimal characters (32 bytes), got ${secretKeyText.length} characters`);
   }
   const webhookTimeoutMs = duration('WEBHOOK_TIMEOUT', get('WEBHOOK_TIMEOUT', '10s'));
+  const requestHeadersTimeoutMs = positiveDuration('REQUEST_HEADERS_TIMEOUT', get('REQUEST_HEADERS_TIMEOUT', '30s'));
+  const requestTimeoutMs = positiveDuration('REQUEST_TIMEOUT', get('REQUEST_TIMEOUT', '6h'));
+  // Node refuses a headers deadline longer than the whole request's.
+  if (requestTimeoutMs < requestHeadersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT', 'must be at least REQUEST_HEADERS_TIMEOUT');
   if (webhookTimeoutMs <= 0) throw new ConfigError('WEBHOOK_TIMEOUT', 'must be more than zero');
   return {
     host,
@@ -155,6 +174,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     rateLimit: rateLimits(get('RATE_LIMIT', '5000/1h,1000/1h')),
     pushLeaseMs: duration('PUSH_LEASE', get('PUSH_LEASE', '30s')),
+    requestHeadersTimeoutMs,
+    requestIdleTimeoutMs: positiveDuration('REQUEST_IDLE_TIMEOUT', get('REQUEST_IDLE_TIMEOUT', '30s')),
+    requestBodyTimeoutMs: positiveDuration('REQUEST_BODY_TIMEOUT', get('REQUEST_BODY_TIMEOUT', '2m')),
+    requestTimeoutMs,
     ...overrides,
   };
 }

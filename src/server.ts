@@ -47,9 +47,16 @@ export async function startServer(
   }
   const first = await bootstrap(db, config);
   // Listen before building the app so that, with PORT=0, BASE_URL carries the real port.
-  const server = http.createServer();
-  // Long pushes and clones stream for as long as they take.
-  server.requestTimeout = 0;
+  const server = http.createServer({
+    // A client that stops mid-headers is answered 408 and closed.
+    headersTimeout: config.requestHeadersTimeoutMs,
+    // Node counts this until the whole request is received, a push's pack and an LFS upload
+    // included (not the answer: a clone streams for as long as it takes), so it is long and
+    // only a backstop; bodies have their own idle and total deadlines (src/http/deadlines.ts).
+    requestTimeout: config.requestTimeoutMs,
+    // How often Node checks those two deadlines (its default, 30 s, would overshoot short ones).
+    connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestHeadersTimeoutMs / 4))),
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

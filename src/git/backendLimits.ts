@@ -2,7 +2,9 @@ import { PassThrough, Transform, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import PQueue from 'p-queue';
 import type { Context } from 'koa';
+import { promisify } from 'node:util';
 import { badRequest, HttpError } from '../http/errors.ts';
+import { idleLimited, readWhole } from '../http/deadlines.ts';
 
 /** A request body for the backend: the stream it reads, and a promise settled only if reading it must stop (over the cap, bad gzip). */
 export interface RequestBody {
@@ -18,19 +20,85 @@ export interface RequestBody {
  */
 export const INFLATED_BODY_LIMIT = 10 * 1024 * 1024;
 
-/** Limits how many `git http-backend` processes run at once; requests over it wait their turn. */
+/** Raised when one anonymous client address already has too many Git requests waiting. */
+export const tooManyAtOnce = () =>
+  new HttpError(429, 'rate_limited', 'Too many Git requests at once from this address', [], { 'Retry-After': '5' });
+
+/** One anonymous address's share: slots it holds or queues for, and its requests waiting behind them. */
+interface AddressShare {
+  entered: number;
+  waiting: Array<(release: Promise<() => void>) => void>;
+}
+
+/**
+ * Limits how many `git http-backend` processes run at once; requests over it wait their
+ * turn. An anonymous client address holds or queues for at most `perAddress` slots (half,
+ * at least one), so one address can never take them all; its further requests wait behind
+ * its own (at most `waitingPerAddress`, then a 429) while other clients go ahead.
+ */
 export class BackendSlots {
   private readonly queue: PQueue;
+  private readonly shares = new Map<string, AddressShare>();
+  readonly perAddress: number;
+  readonly waitingPerAddress: number;
   constructor(readonly limit: number) {
     this.queue = new PQueue({ concurrency: limit });
+    this.perAddress = Math.max(1, Math.floor(limit / 2));
+    this.waitingPerAddress = 4 * limit;
   }
-  /** Resolves, once a slot is free, with the function that gives it back (call it exactly once). */
-  acquire(): Promise<() => void> {
+
+  /** Slots this address holds or queues for now (at most perAddress). */
+  entered(address: string): number {
+    return this.shares.get(address)?.entered ?? 0;
+  }
+
+  /**
+   * Resolves, once a slot is free, with the function that gives it back (idempotent).
+   * `anonymousAddress` is the client address of a request without credentials.
+   */
+  acquire(anonymousAddress?: string): Promise<() => void> {
+    const address = anonymousAddress;
+    if (address === undefined) return this.enter(undefined);
+    const share = this.shares.get(address) ?? { entered: 0, waiting: [] };
+    this.shares.set(address, share);
+    if (share.entered < this.perAddress) {
+      share.entered++;
+      return this.enter(address);
+    }
+    if (share.waiting.length >= this.waitingPerAddress) return Promise.reject(tooManyAtOnce());
+    return new Promise((resolve) => share.waiting.push(resolve));
+  }
+
+  /** Queues for a slot; when given back, an address's next waiting request takes its place in the queue. */
+  private enter(address: string | undefined): Promise<() => void> {
     return new Promise((granted) => {
-      void this.queue.add(() => new Promise<void>((release) => granted(release)));
+      void this.queue.add(
+        () =>
+          new Promise<void>((release) => {
+            let given = false;
+            granted(() => {
+              if (given) return;
+              given = true;
+              release();
+              if (address !== undefined) this.leave(address);
+            });
+          }),
+      );
     });
   }
+
+  private leave(address: string): void {
+    const share = this.shares.get(address)!;
+    const next = share.waiting.shift();
+    if (next) return next(this.enter(address));
+    if (--share.entered === 0) this.shares.delete(address);
+  }
 }
+
+const gunzip = promisify(zlib.gunzip);
+
+/** Raised for a plain fetch negotiation over the backend's own limit. */
+const plainTooLarge = () => new HttpError(413, 'payload_too_large', `Request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB)`);
 
 /** Raised while reading a request body that is over INFLATED_BODY_LIMIT. */
 const tooLarge = () =>
@@ -56,22 +124,50 @@ function capped(limit: number): Transform {
  * no encoding, no length (http-backend then reads to the end).
  */
 export function requestBody(ctx: Context, env: Record<string, string>): RequestBody {
+  // A body that sends nothing for REQUEST_IDLE_TIMEOUT fails with a 408 (src/http/deadlines.ts).
+  const source = idleLimited(ctx);
   const encoding = (env.HTTP_CONTENT_ENCODING ?? '').trim().toLowerCase();
-  if (encoding !== 'gzip' && encoding !== 'x-gzip') return { stream: ctx.req, failed: new Promise(() => {}) };
+  if (encoding !== 'gzip' && encoding !== 'x-gzip') return { stream: source, failed: new Promise((resolve) => source.on('error', resolve)) };
   delete env.HTTP_CONTENT_ENCODING;
   delete env.CONTENT_LENGTH;
   const out = new PassThrough();
-  const compressed = capped(INFLATED_BODY_LIMIT);
   const failed = new Promise<Error>((resolve) => {
     // SECURITY: both sides are capped: the inflated bytes, and the compressed ones (empty deflate blocks inflate to nothing).
-    pipeline(compressed, zlib.createGunzip(), capped(INFLATED_BODY_LIMIT), out, (err) => {
+    pipeline(source, capped(INFLATED_BODY_LIMIT), zlib.createGunzip(), capped(INFLATED_BODY_LIMIT), out, (err) => {
       if (!err) return;
       // The request itself stays open for the answer; the rest of it is read and dropped.
-      ctx.req.unpipe(compressed);
+      ctx.req.unpipe();
       ctx.req.resume();
       resolve(err instanceof HttpError ? err : badRequest('Request body is not valid gzip'));
     });
   });
-  ctx.req.pipe(compressed);
   return { stream: out, failed };
+}
+
+/**
+ * A fetch negotiation (upload-pack) body, read whole under REQUEST_IDLE_TIMEOUT and
+ * REQUEST_BODY_TIMEOUT before it may take a backend slot, so a client that stalls holds
+ * none; at most INFLATED_BODY_LIMIT bytes, compressed and inflated (a gzip body is inflated
+ * here). The CGI environment is changed to match: no encoding, the real length.
+ */
+export async function readNegotiation(ctx: Context, env: Record<string, string>): Promise<Buffer> {
+  const encoding = (env.HTTP_CONTENT_ENCODING ?? '').trim().toLowerCase();
+  const gzip = encoding === 'gzip' || encoding === 'x-gzip';
+  let body: Buffer;
+  try {
+    body = await readWhole(ctx, INFLATED_BODY_LIMIT);
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 413) throw gzip ? tooLarge() : plainTooLarge();
+    throw err;
+  }
+  if (gzip) {
+    try {
+      body = await gunzip(body, { maxOutputLength: INFLATED_BODY_LIMIT });
+    } catch (err: any) {
+      throw err?.code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge() : badRequest('Request body is not valid gzip');
+    }
+    delete env.HTTP_CONTENT_ENCODING;
+  }
+  env.CONTENT_LENGTH = String(body.length);
+  return body;
 }

@@ -46,16 +46,17 @@ function backendOptions(hooksDir: string): string[] {
  * (whether the client stayed or not) and before the response ends, so what a push must
  * leave on disk is there when `git push` returns. A client that goes away kills
  * the backend's whole process group. It first waits for one of `slots` (backends running
- * at once), and a gzip body is inflated here under a cap (backendLimits.ts).
+ * at once; an anonymous client's address gets at most its share), and a streamed body
+ * (a push) is inflated here under a cap and dies after REQUEST_IDLE_TIMEOUT without a byte (backendLimits.ts).
  */
 export async function runHttpBackend(
   ctx: Context,
-  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void>; body?: Buffer; slots: BackendSlots },
+  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void>; body?: Buffer; slots: BackendSlots; anonymousAddress?: string },
 ): Promise<void> {
   const env = { ...options.env };
   const input = options.body ? undefined : requestBody(ctx, env);
   // Waits for a slot; the slot is given back when the backend has exited.
-  const release = await options.slots.acquire();
+  const release = await options.slots.acquire(options.anonymousAddress);
   if (ctx.req.socket.destroyed) return release(); // the client left while it waited
   return runBackend(ctx, env, input, options, release);
 }

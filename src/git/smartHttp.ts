@@ -6,7 +6,8 @@ import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
 import { repoDir } from './bare.ts';
 import { runHttpBackend } from './cgi.ts';
-import { BackendSlots } from './backendLimits.ts';
+import { BackendSlots, readNegotiation } from './backendLimits.ts';
+import { readWhole } from '../http/deadlines.ts';
 import { settleHead } from './head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
 import { newPushLog, preparePushLogs, readPushLog, removePushLog } from './pushLog.ts';
@@ -72,7 +73,7 @@ export function gitMount(app: Koa, services: Services): void {
     const pushable = ctx.method === 'GET' || ctx.get('content-type') === 'application/x-git-receive-pack-request';
     const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating && pushable });
     const user = ctx.state.user ?? null;
-    const short = ctx.method === 'POST' ? await readShortBody(ctx) : undefined;
+    const short = ctx.method === 'POST' && creating ? await readShortBody(ctx) : undefined;
     if (creating && short?.equals(FLUSH_PKT) && ctx.get('content-type') === 'application/x-git-receive-pack-request') return answerProbe(ctx);
     const push = ctx.method === 'POST' && creating ? newPushLog(services.config.dataDir) : undefined;
     const gitProtocol = ctx.get('git-protocol');
@@ -91,6 +92,8 @@ export function gitMount(app: Koa, services: Services): void {
     if (ctx.get('content-encoding')) env.HTTP_CONTENT_ENCODING = ctx.get('content-encoding');
     if (/^[A-Za-z0-9=:.,_-]{1,256}$/.test(gitProtocol)) env.GIT_PROTOCOL = env.HTTP_GIT_PROTOCOL = gitProtocol;
     if (push) env[PUSH_LOG_VARIABLE] = push;
+    // A fetch negotiation is read whole before it may take a backend slot: a client that stalls holds none.
+    const negotiation = ctx.method === 'POST' && !creating ? await readNegotiation(ctx, env) : undefined;
     await runHttpBackend(ctx, {
       hooksDir: await hooksReady,
       env,
@@ -103,8 +106,10 @@ export function gitMount(app: Koa, services: Services): void {
               ctx.req.socket.destroy();
             })
           : Promise.resolve(),
-      body: short,
+      body: short ?? negotiation,
       slots,
+      // Anonymous clients share the slots per address (at most half each), so one address cannot take them all.
+      anonymousAddress: user ? undefined : ctx.ip,
     });
   });
 }
@@ -112,13 +117,11 @@ export function gitMount(app: Koa, services: Services): void {
 /** A lone flush packet: a request with nothing in it. */
 const FLUSH_PKT = Buffer.from('0000');
 
-/** The body of a request that declares at most 4 bytes (and no encoding), read whole; undefined for any other. */
+/** The body of a request that declares at most 4 bytes (and no encoding), read whole under the body deadlines; undefined for any other. */
 async function readShortBody(ctx: Context): Promise<Buffer | undefined> {
   const length = ctx.get('content-length');
   if (!/^[0-4]$/.test(length) || ctx.get('content-encoding')) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  return readWhole(ctx, 4);
 }
 
 /**

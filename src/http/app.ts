@@ -8,6 +8,7 @@ import { refuseBadInput } from './inputGuard.ts';
 import { rateLimit } from './rateLimit.ts';
 import { parseGitPath } from '../git/smartHttp.ts';
 import { httpMetrics } from '../api/metrics.ts';
+import { closeUnfinished, type BodyDeadlines } from './deadlines.ts';
 
 /** Paths the rate limit counts: the API (but its health check) and Git and LFS transport. */
 function isLimited(path: string): boolean {
@@ -24,11 +25,15 @@ export function createApp(services: Services, mounts: Mount[] = []): Koa {
   // Errors are rendered by errorRenderer; Koa's own handler would print stacks to stderr.
   app.silent = true;
   app.on('error', (err) => services.log.debug({ err }, 'koa error after response'));
+  // Every body reader (JSON, forms, LFS, Git) finds its deadlines here.
+  const deadlines: BodyDeadlines = { idleMs: services.config.requestIdleTimeoutMs, totalMs: services.config.requestBodyTimeoutMs };
+  (app.context as any).bodyDeadlines = deadlines;
   // SPEC §7.8: no answer (API, UI, Git, LFS, errors) may be sniffed into another type.
   app.use((ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
     return next();
   });
+  app.use(closeUnfinished);
   app.use(requestId);
   app.use(requestLog(services.log));
   app.use(httpMetrics(services));

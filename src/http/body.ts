@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
-import getRawBody from 'raw-body';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from './errors.ts';
+import { readWhole } from './deadlines.ts';
 import { refuseBadText } from './inputGuard.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -12,7 +12,8 @@ export const JSON_LIMIT = 1024 * 1024;
  * Parses a JSON request body into ctx.request.body, refusing bodies over `limit`
  * (413, from Content-Length before reading when declared), non-JSON bodies (415)
  * malformed JSON or bytes that are not UTF-8 (400), and strings holding a NUL or a lone
- * surrogate (422: Postgres refuses them). An empty body leaves ctx.request.body undefined.
+ * surrogate (422: Postgres refuses them), and bodies that stall or trickle past their
+ * deadlines (408). An empty body leaves ctx.request.body undefined.
  */
 export function jsonBody(limit = JSON_LIMIT) {
   return async function parseJson(ctx: Context, next: Next) {
@@ -21,13 +22,7 @@ export function jsonBody(limit = JSON_LIMIT) {
     if (!hasBody) return next();
     if (declared > limit) throw payloadTooLarge(limit);
     if (!ctx.is('application/json', '+json')) throw unsupportedMediaType();
-    let bytes: Buffer;
-    try {
-      bytes = await getRawBody(ctx.req, { limit, length: declared || undefined });
-    } catch (err: any) {
-      if (err?.type === 'entity.too.large') throw payloadTooLarge(limit);
-      throw badRequest('Could not read the request body');
-    }
+    const bytes = await readWhole(ctx, limit);
     let text: string;
     try {
       // Not-UTF-8 bytes would otherwise turn silently into U+FFFD.

@@ -4,6 +4,7 @@ import type { Services } from '../services.ts';
 import type { GitPath } from '../git/smartHttp.ts';
 import { authorizeRepo } from '../git/access.ts';
 import { jsonBody } from '../http/body.ts';
+import { idleLimited } from '../http/deadlines.ts';
 import { compile } from '../http/validate.ts';
 import { HttpError, notFound, validationFailed } from '../http/errors.ts';
 import { toHttpError } from '../http/onerror.ts';
@@ -70,8 +71,10 @@ export function lfsRoutes(services: Services) {
       const length = ctx.get('content-length');
       if (!/^\d{1,15}$/.test(length)) throw new HttpError(411, 'length_required', 'Content-Length is required');
       try {
-        await writeObject(config.lfsDir, object[1], Number(length), ctx.req);
+        // Streamed to disk as it comes; an upload that stalls is a 408 (src/http/deadlines.ts).
+        await writeObject(config.lfsDir, object[1], Number(length), idleLimited(ctx));
       } catch (err) {
+        if (err instanceof HttpError) throw err;
         if (err instanceof LfsIntegrityError) throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
         if (ctx.req.destroyed || ctx.req.readableAborted) throw new HttpError(400, 'bad_request', 'The upload was interrupted; nothing was stored');
         throw err;

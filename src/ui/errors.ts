@@ -1,5 +1,4 @@
 import type { Context, Next } from 'koa';
-import getRawBody from 'raw-body';
 import type { Services } from '../services.ts';
 import { ApiError, type ApiErrorDetail } from './apiClient.ts';
 import { clearCookie } from './cookies.ts';
@@ -7,6 +6,7 @@ import { redirectWithFlash, SESSION_COOKIE, ui } from './context.ts';
 import { html } from './html.ts';
 import { renderPage } from './layout.ts';
 import { destroySession } from './session.ts';
+import { readWhole } from '../http/deadlines.ts';
 
 /** An error a UI handler raises to show an error page with a status. */
 export class PageError extends Error {
@@ -54,14 +54,15 @@ export async function readForm(ctx: Context): Promise<URLSearchParams> {
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > FORM_LIMIT) throw new PageError(413, 'Form too large', 'The form is over its size limit.');
   try {
-    return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_LIMIT, encoding: 'utf8', length: declared || undefined }));
+    return new URLSearchParams((await readWhole(ctx, FORM_LIMIT)).toString('utf8'));
   } catch (err: any) {
-    if (err?.type === 'entity.too.large') throw new PageError(413, 'Form too large', 'The form is over its size limit.');
+    if (err?.status === 413) throw new PageError(413, 'Form too large', 'The form is over its size limit.');
+    if (err?.status === 408) throw new PageError(408, 'Request timeout', 'The form took too long to arrive.');
     throw new PageError(400, 'Bad request', 'The form could not be read.');
   }
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 409: 'Conflict', 422: 'Not accepted', 429: 'Too many requests' };
+const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 408: 'Request timeout', 409: 'Conflict', 422: 'Not accepted', 429: 'Too many requests' };
 
 /** Renders an error page. */
 export function errorPage(ctx: Context, status: number, title: string, message: string, details: ApiErrorDetail[] = []): void {

@@ -75,11 +75,12 @@ t.test('backends run at most GIT_BACKEND_CONCURRENCY at once; the others wait an
   const w = await startWharf(t, { workers: [], env: { GIT_BACKEND_CONCURRENCY: '1' } });
   await publicRepo(w);
   const { token } = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
-  // Holds the only backend: an upload-pack request whose body never finishes.
-  const url = new URL(`${w.url}/acme/app.git/git-upload-pack`);
-  const held = http.request(url, { method: 'POST', headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': '1000' } });
+  // Holds the only backend: a push whose body never finishes (a fetch negotiation is read whole before it takes a slot).
+  const url = new URL(`${w.url}/acme/app.git/git-receive-pack`);
+  const auth = `Basic ${Buffer.from(`x:${token}`).toString('base64')}`;
+  const held = http.request(url, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/x-git-receive-pack-request', 'content-length': '1000' } });
   held.on('error', () => {});
-  held.write('0032want ');
+  held.write('00a0');
   await new Promise((r) => setTimeout(r, 300));
   let answered = false;
   const waiting = w.api('GET', '/acme/app.git/info/refs?service=git-upload-pack', { token: null }).then((a) => ((answered = true), a));
