@@ -6,6 +6,7 @@ import { toHttpError } from '../http/onerror.ts';
 import { deliveryMetrics, LATENCY_BUCKETS } from '../delivery/metrics.ts';
 import { pushMetrics } from '../git/pushMetrics.ts';
 import { pendingPushRecords } from '../git/pushRecords.ts';
+import { parkedDeliveries } from '../delivery/parked.ts';
 
 const requestCounts = new WeakMap<object, Map<string, number>>();
 
@@ -69,6 +70,8 @@ export async function renderMetrics(services: Services): Promise<string> {
   const pm = pushMetrics(services);
   lines.push('# HELP wharf_push_record_failures_total Failed attempts at recording a push, by this process (each is retried).', '# TYPE wharf_push_record_failures_total counter', `wharf_push_record_failures_total ${pm.failures}`);
   lines.push('# HELP wharf_pushes_recorded_total Pushes whose events this process recorded.', '# TYPE wharf_pushes_recorded_total counter', `wharf_pushes_recorded_total ${pm.recorded}`);
+  // wharf_parked
+  lines.push(`wharf_parked{kind="delivery"} ${await parkedDeliveries(db)}`);
   lines.push('# HELP wharf_http_requests_total HTTP requests served by this process, by route and status.', '# TYPE wharf_http_requests_total counter');
   for (const [key, n] of countsOf(services)) lines.push(`wharf_http_requests_total{${key}} ${n}`);
   return `${lines.join('\n')}\n`;
