@@ -7,6 +7,7 @@ import { deliveryMetrics, LATENCY_BUCKETS } from '../delivery/metrics.ts';
 import { pushMetrics } from '../git/pushMetrics.ts';
 import { pendingPushRecords } from '../git/pushRecords.ts';
 import { parkedImportsMetric } from '../import/parked.ts';
+import { parkedDeliveries } from '../delivery/parked.ts';
 
 const requestCounts = new WeakMap<object, Map<string, number>>();
 
@@ -64,8 +65,9 @@ export async function renderMetrics(services: Services): Promise<string> {
   lines.push(`wharf_delivery_attempt_seconds_bucket{le="+Inf"} ${m.latencyCount}`, `wharf_delivery_attempt_seconds_sum ${m.latencySum}`, `wharf_delivery_attempt_seconds_count ${m.latencyCount}`);
   lines.push('# HELP wharf_imports Repository imports, by status.', '# TYPE wharf_imports gauge');
   for (const [status, n] of await groupCounts(db, 'import_jobs')) lines.push(`wharf_imports{status="${label(status)}"} ${n}`);
-  // wharf_parked
+  lines.push('# HELP wharf_parked Work parked after repeated node deaths or a failure of its own; never retried by itself.', '# TYPE wharf_parked gauge');
   lines.push(await parkedImportsMetric(db));
+  lines.push(`wharf_parked{kind="delivery"} ${await parkedDeliveries(db)}`);
   const pending = await pendingPushRecords(db);
   lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once).', '# TYPE wharf_push_records gauge');
   for (const state of ['waiting', 'failing'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);

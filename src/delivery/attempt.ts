@@ -1,41 +1,56 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.ts';
-import { MAX_CLAIMS, type Claimed } from './claim.ts';
+import { PARK_AFTER, type Claimed } from './claim.ts';
 import type { AttemptResult } from './complete.ts';
 import type { DeliveryMetrics } from './metrics.ts';
 import { nextStep, retryAfterMs } from './schedule.ts';
 import { deliveryHeaders } from './sign.ts';
 import { sendAttempt, target, type Outcome } from './send.ts';
 
+/** The error a parked delivery ends with: why, and what to do. */
+export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PARK_AFTER} times during its attempt; it will not be sent again by itself — redeliver it to try again`;
+
 /**
  * Makes the attempt of a claimed delivery and returns its result, ready to be written:
  * signs and sends it, decides the next step, counts it for /metrics and logs one line.
- * A delivery claimed more than MAX_CLAIMS times without a result (its attempts keep
- * dying with their process) is not sent again: its attempt is recorded as lost, a
- * failure like any other, so the schedule goes on and ends.
+ * A delivery whose node died PARK_AFTER times during its attempts is parked instead:
+ * not sent, its attempt recorded as failed with PARKED_ERROR, nothing scheduled (so no
+ * delivery can crash nodes in a loop). A delivery interrupted before has its attempt
+ * marked started (`markInFlight`) before it is sent, and is not sent when its claim
+ * was taken over meanwhile.
  */
-export function attemptMaker(o: { config: Pick<Config, 'webhookTimeoutMs' | 'webhookRetrySchedule'>; agent: Dispatcher; metrics: DeliveryMetrics; log: Logger }) {
+export function attemptMaker(o: {
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookRetrySchedule'>;
+  agent: Dispatcher;
+  metrics: DeliveryMetrics;
+  log: Logger;
+  markInFlight: (c: Claimed) => Promise<boolean>;
+}) {
   // The attempt line is built from fixed, secret-free fields (the target is an origin, which
   // drops any user info), so it skips the logger's redaction, a third of a line's cost.
   const attemptLog = o.log.child({}, { redact: { paths: [] } });
 
+  /** The result that parks `c`: its attempt failed with PARKED_ERROR, the delivery failed for good. */
+  function parked(c: Claimed): AttemptResult {
+    const now = Date.now();
+    o.log.error({ delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempt, interruptions: c.interruptions }, 'delivery parked: its node stopped during its attempt %d times', c.interruptions);
+    return { deliveryId: c.id, attempt: c.attempt, claims: c.claims, status: 'failed', nextAttemptAt: null, startedAt: now, endedAt: now, durationMs: 0, statusCode: null, error: PARKED_ERROR, requestHeaders: {}, responseHeaders: null, responseBody: null };
+  }
+
   return async function attempt(c: Claimed): Promise<AttemptResult> {
     let headers: Record<string, string> = {};
     let outcome: Outcome;
-    if (c.claims > MAX_CLAIMS) {
-      const now = Date.now();
-      outcome = { statusCode: null, error: 'lost: the process stopped during the attempt', responseHeaders: null, responseBody: null, startedAt: now, endedAt: now, durationMs: 0 };
-    } else {
-      o.metrics.inFlight += 1;
-      try {
-        // Throws when the secret's key is not loaded (a rotation while this node ran): the
-        // place is freed here, and the lease running out brings the delivery back.
-        headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
-        outcome = await sendAttempt(o.agent, c.url, headers, c.body, o.config.webhookTimeoutMs);
-      } finally {
-        o.metrics.inFlight -= 1;
-      }
+    if (c.interruptions >= PARK_AFTER) return parked(c);
+    if (c.claims > 1 && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
+    o.metrics.inFlight += 1;
+    try {
+      // Throws when the secret's key is not loaded (a rotation while this node ran): the
+      // place is freed here, and the lease running out brings the delivery back.
+      headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
+      outcome = await sendAttempt(o.agent, c.url, headers, c.body, o.config.webhookTimeoutMs);
+    } finally {
+      o.metrics.inFlight -= 1;
     }
     const step = nextStep({
       statusCode: outcome.statusCode,

@@ -17,6 +17,8 @@ export interface Claimed {
   attempt: number;
   /** Claims since the delivery's last recorded result, this one included; the result write checks it. */
   claims: number;
+  /** Claims of this delivery that died with their node while the attempt may have been in flight (see claimDue). */
+  interruptions: number;
   hookId: number;
   /** The exact bytes to send. */
   body: Buffer;
@@ -35,9 +37,16 @@ export interface Claimed {
  * (this process after a restart, or any other) makes the same attempt again, with the
  * same number and guid. An attempt in flight is so repeated (at-least-once; receivers
  * dedupe on the guid), a delivery claimed ahead and never started is simply sent later,
- * and no attempt is ever skipped. `claims` keeps the count of such claims without a
- * result; past MAX_CLAIMS the dispatcher stops sending and records the attempt as lost
- * (a delivery whose attempts keep dying with their process cannot loop for ever).
+ * and no attempt is ever skipped.
+ *
+ * Interruptions: a claim that finds `claims` above 0 takes over a claim that died
+ * without a result, and counts it in `interruptions` (in this same statement) when its
+ * attempt was, or may have been, in flight: the first claim after a result is not
+ * marked (marking every attempt would put a write before every request), so its death
+ * counts; later claims of an interrupted delivery mark their attempt started
+ * (`in_flight`, markInFlight.ts) before sending, so a delivery that was merely claimed
+ * ahead when its node died again is not counted again. A claim returning
+ * PARK_AFTER or more interruptions parks the delivery instead of sending it (attempt.ts).
  * Postgres: FOR UPDATE SKIP LOCKED lets several processes claim side by side, never the
  * same row. SQLite: writers are serialized, so one UPDATE … RETURNING is atomic.
  * `firstDelayMs` is the schedule's delay before attempt 1, counted from creation.
@@ -61,7 +70,7 @@ export async function claimDue(db: Db, options: { owner: string; limit: number; 
   const claimed: Claimed[] = [];
   for (const r of rows) {
     if (r.body == null || r.url == null) continue;
-    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempt: Number(r.attempts) + 1, claims: Number(r.claims), hookId: Number(r.webhook_id), body: bytes(r.body), url: r.url, secret: r.secret });
+    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempt: Number(r.attempts) + 1, claims: Number(r.claims), interruptions: Number(r.interruptions), hookId: Number(r.webhook_id), body: bytes(r.body), url: r.url, secret: r.secret });
   }
   return claimed;
 }
@@ -71,8 +80,17 @@ function bytes(body: string | Uint8Array): Buffer {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
-/** A delivery claimed this many times without a result is not sent again: its attempt is recorded as lost. */
-export const MAX_CLAIMS = 5;
+/** A delivery whose node died this many times during its attempts is parked: failed, never claimed again by itself. */
+export const PARK_AFTER = 3;
+
+/**
+ * The SET part shared by both dialects: a claim taking over one that died (claims > 0)
+ * counts an interruption if that claim was the first after a result (not marked, so
+ * possibly in flight) or marked its attempt started. Old values on the right: SQL
+ * evaluates every SET expression on the row as it was.
+ */
+const TAKE = `claims = claims + 1, in_flight = false,
+  interruptions = interruptions + CASE WHEN claims = 1 OR (claims > 1 AND in_flight) THEN 1 ELSE 0 END`;
 
 /** Due: pending and next attempt reached; with a first delay, for a first attempt never claimed also that delay passed. */
 const due = (now: string, firstDue?: string) =>
@@ -84,10 +102,11 @@ const claimPostgres = (firstDue?: string) => `
      ORDER BY next_attempt_at LIMIT $4
        FOR UPDATE SKIP LOCKED),
   claimed AS (
-    UPDATE deliveries AS d SET claims = d.claims + 1, lease_owner = $1, next_attempt_at = $2
-      FROM due WHERE d.id = due.id
-    RETURNING d.id, d.webhook_id, d.event_id, d.payload, d.guid, d.event, d.attempts, d.claims)
-  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, COALESCE(c.payload, e.payload) AS body, w.url, w.secret
+    UPDATE deliveries SET ${TAKE}, lease_owner = $1, next_attempt_at = $2
+      FROM due WHERE deliveries.id = due.id
+    RETURNING deliveries.id, deliveries.webhook_id, deliveries.event_id, deliveries.payload, deliveries.guid, deliveries.event,
+              deliveries.attempts, deliveries.claims, deliveries.interruptions)
+  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret
     FROM claimed AS c
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
@@ -95,9 +114,9 @@ const CLAIM_POSTGRES = claimPostgres();
 const CLAIM_POSTGRES_DELAYED = claimPostgres('$5');
 
 const claimSqlite = (firstDue?: string) => `
-  UPDATE deliveries SET claims = claims + 1, lease_owner = @owner, next_attempt_at = @leaseEnd
+  UPDATE deliveries SET ${TAKE}, lease_owner = @owner, next_attempt_at = @leaseEnd
    WHERE id IN (SELECT id FROM deliveries WHERE ${due('@now', firstDue)} ORDER BY next_attempt_at LIMIT @limit)
-  RETURNING id, webhook_id, guid, event, attempts, claims, -- the body as BLOB: its UTF-8 bytes, ready to send
+  RETURNING id, webhook_id, guid, event, attempts, claims, interruptions, -- the body as BLOB: its UTF-8 bytes, ready to send
             CAST(COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS BLOB) AS body,
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
             (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret`;

@@ -19,6 +19,7 @@ import { createResultWriter } from './resultWriter.ts';
 import { createDueTimer } from './dueTimer.ts';
 import { createPruner } from './pruner.ts';
 import { attemptMaker } from './attempt.ts';
+import { markInFlight } from './markInFlight.ts';
 
 /** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
 const IDLE_POLL_MS = 2000;
@@ -48,7 +49,7 @@ export function createDispatcher(services: Services): Worker {
   const sqliteThread = file ? new SqliteThread(file) : null;
   const sqlite = sqliteThread ? sqliteThread.run : mainConnectionRunner(db);
   const announce = postgres ? announcer(db, log) : () => {};
-  const attempt = attemptMaker({ config, agent, metrics: deliveryMetrics(services), log });
+  const attempt = attemptMaker({ config, agent, metrics: deliveryMetrics(services), log, markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, sqlite) });
   let listener: Listener | undefined;
 
   const writer = createResultWriter<AttemptResult>({
