@@ -6,6 +6,7 @@ import { toHttpError } from '../http/onerror.ts';
 import { deliveryMetrics, LATENCY_BUCKETS } from '../delivery/metrics.ts';
 import { pushMetrics } from '../git/pushMetrics.ts';
 import { pendingPushRecords } from '../git/pushRecords.ts';
+import { parkedPushRecordsSample } from '../git/pushParking.ts';
 
 const requestCounts = new WeakMap<object, Map<string, number>>();
 
@@ -64,8 +65,10 @@ export async function renderMetrics(services: Services): Promise<string> {
   lines.push('# HELP wharf_imports Repository imports, by status.', '# TYPE wharf_imports gauge');
   for (const [status, n] of await groupCounts(db, 'import_jobs')) lines.push(`wharf_imports{status="${label(status)}"} ${n}`);
   const pending = await pendingPushRecords(db);
-  lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once).', '# TYPE wharf_push_records gauge');
-  for (const state of ['waiting', 'failing'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);
+  lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once; parked: never tried again by itself).', '# TYPE wharf_push_records gauge');
+  for (const state of ['waiting', 'failing', 'parked'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);
+  // wharf_parked
+  lines.push(await parkedPushRecordsSample(db));
   const pm = pushMetrics(services);
   lines.push('# HELP wharf_push_record_failures_total Failed attempts at recording a push, by this process (each is retried).', '# TYPE wharf_push_record_failures_total counter', `wharf_push_record_failures_total ${pm.failures}`);
   lines.push('# HELP wharf_pushes_recorded_total Pushes whose events this process recorded.', '# TYPE wharf_pushes_recorded_total counter', `wharf_pushes_recorded_total ${pm.recorded}`);
