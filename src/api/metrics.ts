@@ -8,6 +8,7 @@ import { pushMetrics } from '../git/pushMetrics.ts';
 import { pendingPushRecords } from '../git/pushRecords.ts';
 import { parkedImportsMetric } from '../import/parked.ts';
 import { parkedDeliveries } from '../delivery/parked.ts';
+import { parkedPushRecordsSample } from '../git/pushParking.ts';
 
 const requestCounts = new WeakMap<object, Map<string, number>>();
 
@@ -68,9 +69,10 @@ export async function renderMetrics(services: Services): Promise<string> {
   lines.push('# HELP wharf_parked Work parked after repeated node deaths or a failure of its own; never retried by itself.', '# TYPE wharf_parked gauge');
   lines.push(await parkedImportsMetric(db));
   lines.push(`wharf_parked{kind="delivery"} ${await parkedDeliveries(db)}`);
+  lines.push(await parkedPushRecordsSample(db));
   const pending = await pendingPushRecords(db);
-  lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once).', '# TYPE wharf_push_records gauge');
-  for (const state of ['waiting', 'failing'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);
+  lines.push('# HELP wharf_push_records Pushes whose events are not recorded yet, by state (failing: failed at least once; parked: never tried again by itself).', '# TYPE wharf_push_records gauge');
+  for (const state of ['waiting', 'failing', 'parked'] as const) lines.push(`wharf_push_records{state="${state}"} ${pending[state]}`);
   const pm = pushMetrics(services);
   lines.push('# HELP wharf_push_record_failures_total Failed attempts at recording a push, by this process (each is retried).', '# TYPE wharf_push_record_failures_total counter', `wharf_push_record_failures_total ${pm.failures}`);
   lines.push('# HELP wharf_pushes_recorded_total Pushes whose events this process recorded.', '# TYPE wharf_pushes_recorded_total counter', `wharf_pushes_recorded_total ${pm.recorded}`);

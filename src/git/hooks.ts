@@ -25,17 +25,30 @@ tmp="$${PUSH_LOG_VARIABLE}.tmp"
 } > "$tmp" && mv "$tmp" "$${PUSH_LOG_VARIABLE}"
 `;
 
+/** The longest ref a push may create or move, in bytes: events.ref holds 1,024 characters. */
+export const MAX_REF_BYTES = 1024;
+
 const CHECK_PROGRAM = 'gitmodules-check.cjs';
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
-// Refuses a push whose new commits name a .gitmodules blob with a URL that runs commands
-// (SPEC §7.6, gitmodules.ts). It runs inside git's quarantine, before any ref moves. Only
-// the new commits are read (rev-list --not --all) and diff-tree keeps .gitmodules entries
-// alone, so a push without .gitmodules changes costs two short git runs and no node.
+// Refuses a push naming a ref longer than MAX_REF_BYTES (its events could never be
+// recorded), and one whose new commits name a .gitmodules blob with a URL that runs
+// commands (SPEC §7.6, gitmodules.ts). It runs inside git's quarantine, before any ref
+// moves; what it prints on stderr git shows the pusher as "remote:" lines. Only the new
+// commits are read (rev-list --not --all) and diff-tree keeps .gitmodules entries alone,
+// so a push without .gitmodules changes costs two short git runs and no node.
 function preReceive(dir: string): string {
   return `#!/bin/sh
-# Written by Wharf at start; hand-edits are lost. Refuses .gitmodules URLs that run commands.
-new=$(while read -r old new ref; do case "$new" in *[!0]*) echo "$new" ;; esac; done)
+# Written by Wharf at start; hand-edits are lost. Refuses refs over ${MAX_REF_BYTES} bytes and .gitmodules URLs that run commands.
+export LC_ALL=C
+updates=$(cat)
+long=$(printf '%s\\n' "$updates" | awk 'length($3) > ${MAX_REF_BYTES} { print "  " substr($3, 1, 72) "... (" length($3) " bytes)" }')
+if [ -n "$long" ]; then
+  echo "Wharf: ref names longer than ${MAX_REF_BYTES} bytes are refused (their events could not be recorded):" >&2
+  printf '%s\\n' "$long" >&2
+  exit 1
+fi
+new=$(printf '%s\\n' "$updates" | while read -r old new ref; do case "$new" in *[!0]*) echo "$new" ;; esac; done)
 [ -n "$new" ] || exit 0
 blobs=$(echo "$new" | git rev-list --stdin --not --all | git ${GITMODULES_DIFF.map(quote).join(' ')} |
   sed -n 's/^:[0-9]* 100[0-9]* [0-9a-f]* \\([0-9a-f]*\\) .*/\\1/p' | sort -u)

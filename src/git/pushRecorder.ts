@@ -11,6 +11,7 @@ import { legacyPushes, removePushLog } from './pushLog.ts';
 import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './pushRecords.ts';
 import { listenForPushes } from './pushWake.ts';
 import { pushMetrics } from './pushMetrics.ts';
+import { isPermanentFailure, MAX_INTERRUPTIONS, parkPushRecord } from './pushParking.ts';
 
 /** The in-process signal the smart-HTTP route raises once a push record is committed. */
 export const PUSH_RECORDED = 'push-records';
@@ -67,7 +68,10 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sto
  * repository are recorded one at a time in landing order; other repositories' side by
  * side. A new record wakes it at once (in process, and through NOTIFY on Postgres), and
  * a poll finds the rest. A failed attempt never stops the process: it is logged,
- * counted, and tried again after a backoff; the record stays until it is recorded.
+ * counted, and tried again after a backoff; the record stays until it is recorded. A
+ * record that fails for a reason of its own (a data error every retry would meet), or
+ * whose node died while recording it 3 times, is parked instead: kept, with its reason,
+ * never run again by itself, and no longer holding up its repository's later records.
  */
 export const pushRecorder: WorkerFactory = (services) => {
   // One name per node (host and DATA_DIR): a restarted node takes its own claims back at once.
@@ -87,6 +91,11 @@ export const pushRecorder: WorkerFactory = (services) => {
       if (err instanceof Stopping) return void (await releasePushRecord(services.db, rec.id, node).catch(() => {}));
       if (err instanceof LeaseLost) return void services.log.warn({ push_record: rec.id }, 'push record taken over by another node');
       pushMetrics(services).failures += 1;
+      if (isPermanentFailure(err)) {
+        const reason = `recording failed with an error every retry would meet again: ${(err as Error).message}`;
+        await parkPushRecord(services.db, rec.id, node, reason).catch(() => undefined);
+        return void services.log.error({ err, push_record: rec.id, repository_id: rec.repositoryId }, 'could not record a push; parked, it will not be tried again by itself');
+      }
       const attempts = rec.attempts + 1;
       const nextTryAt = await failPushRecord(services.db, rec.id, node, attempts, (err as Error)?.message ?? String(err)).catch(() => undefined);
       services.log.error({ err, push_record: rec.id, repository_id: rec.repositoryId, attempts, next_try_at: nextTryAt }, 'could not record a push; it will be tried again');
@@ -104,6 +113,12 @@ export const pushRecorder: WorkerFactory = (services) => {
         while (!stopping && running.size < CONCURRENCY) {
           const rec = await claimPushRecord(services.db, node, services.config.pushLeaseMs);
           if (!rec) break;
+          if (rec.interruptions >= MAX_INTERRUPTIONS) {
+            // Whatever killed its node every time would kill this one: it is not started again.
+            await parkPushRecord(services.db, rec.id, node, `the node recording this push stopped ${rec.interruptions} times while it ran; it will not be started again by itself`);
+            services.log.error({ push_record: rec.id, repository_id: rec.repositoryId, interruptions: rec.interruptions }, 'push record parked after repeated node deaths');
+            continue;
+          }
           const work: Promise<void> = attempt(rec).finally(() => {
             running.delete(work);
             void fill();
@@ -121,8 +136,9 @@ export const pushRecorder: WorkerFactory = (services) => {
 
   return {
     async start() {
-      // Claims a previous run of this node held are its own: the process that held them is gone.
-      await services.db('push_records').where('locked_by', node).update({ locked_by: null, locked_at: null });
+      // Claims a previous run of this node held are its own: the process that held them is
+      // gone (it died while recording them: counted, so a record that kills its node is parked).
+      await services.db('push_records').where('locked_by', node).update({ locked_by: null, locked_at: null, interruptions: services.db.raw('interruptions + 1') });
       const legacy = await legacyPushes(services.config.dataDir);
       if (legacy.length > 0) services.log.warn({ pushes: legacy.length }, 'moving journaled pushes of an earlier version into the database');
       for (const push of legacy) {

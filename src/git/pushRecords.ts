@@ -12,6 +12,8 @@ export interface PushRecord {
   refsAfter?: Map<string, string>;
   chunksDone: number;
   attempts: number;
+  /** Runs that ended because their node died (counted when the claim was taken over or swept). */
+  interruptions: number;
 }
 
 /** Raised when a node finds its claim on a push record taken over (its lease ran out). */
@@ -47,22 +49,25 @@ function fromRow(row: any): PushRecord {
     refsAfter: row.refs_after === null ? undefined : parseRefListing(String(row.refs_after)),
     chunksDone: Number(row.chunks_done),
     attempts: Number(row.attempts),
+    interruptions: Number(row.interruptions ?? 0),
   };
 }
 
 /**
  * Claims the next push record this node may record, in one statement: the oldest one
- * that is due, not held under a live lease by another node, and the earliest unfinished
- * record of its repository (pushes to one repository are recorded in landing order).
- * A lease older than `leaseMs` is stale and taken over. Undefined when none is ready.
+ * that is due, not parked, not held under a live lease by another node, and the earliest
+ * unfinished record of its repository that is not parked (pushes to one repository are
+ * recorded in landing order; a parked one no longer holds the others up). A lease older
+ * than `leaseMs` is stale and taken over, which counts an interruption: its node died
+ * (or froze) while recording. Undefined when none is ready.
  */
 export async function claimPushRecord(db: Db, node: string, leaseMs: number): Promise<PushRecord | undefined> {
   const now = Date.now();
   const pick = `SELECT r.id FROM push_records r
-    WHERE r.next_try_at <= ? AND (r.locked_by IS NULL OR r.locked_at < ?)
-      AND NOT EXISTS (SELECT 1 FROM push_records e WHERE e.repository_id = r.repository_id AND e.id < r.id)
+    WHERE r.parked_at IS NULL AND r.next_try_at <= ? AND (r.locked_by IS NULL OR r.locked_at < ?)
+      AND NOT EXISTS (SELECT 1 FROM push_records e WHERE e.repository_id = r.repository_id AND e.id < r.id AND e.parked_at IS NULL)
     ORDER BY r.id LIMIT 1${isPostgres(db) ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-  const result: any = await db.raw(`UPDATE push_records SET locked_by = ?, locked_at = ? WHERE id = (${pick}) RETURNING *`, [node, now, now, now - leaseMs]);
+  const result: any = await db.raw(`UPDATE push_records SET locked_by = ?, locked_at = ?, interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END WHERE id = (${pick}) RETURNING *`, [node, now, now, now - leaseMs]);
   const rows = isPostgres(db) ? result.rows : result;
   return rows.length > 0 ? fromRow(rows[0]) : undefined;
 }
@@ -100,16 +105,17 @@ export async function releasePushRecord(db: Db, id: number, node: string): Promi
   await db('push_records').where({ id, locked_by: node }).update({ locked_by: null, locked_at: null });
 }
 
-/** Push records of a repository whose recording failed at least once: how many, and the next try. */
+/** Push records of a repository whose recording failed at least once and that are not parked: how many, and the next try. */
 export async function failingPushRecords(db: Db, repositoryId: number): Promise<{ count: number; attempts: number; nextTryAt: number } | undefined> {
-  const [row]: any[] = await db('push_records').where('repository_id', repositoryId).where('attempts', '>', 0).count({ n: '*' }).max({ attempts: 'attempts' }).min({ next: 'next_try_at' });
+  const [row]: any[] = await db('push_records').where('repository_id', repositoryId).where('attempts', '>', 0).whereNull('parked_at').count({ n: '*' }).max({ attempts: 'attempts' }).min({ next: 'next_try_at' });
   return Number(row?.n ?? 0) > 0 ? { count: Number(row.n), attempts: Number(row.attempts), nextTryAt: Number(row.next) } : undefined;
 }
 
-/** Push records not yet recorded, by state (waiting: never failed; failing: failed at least once). */
-export async function pendingPushRecords(db: Db): Promise<{ waiting: number; failing: number }> {
-  const rows: any[] = await db('push_records').select(db.raw('CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS failing')).count({ n: '*' }).groupByRaw('CASE WHEN attempts > 0 THEN 1 ELSE 0 END');
-  const out = { waiting: 0, failing: 0 };
-  for (const r of rows) out[Number(r.failing) ? 'failing' : 'waiting'] = Number(r.n);
+/** Push records not yet recorded, by state (waiting: never failed; failing: failed at least once; parked: never tried again by itself). */
+export async function pendingPushRecords(db: Db): Promise<{ waiting: number; failing: number; parked: number }> {
+  const state = 'CASE WHEN parked_at IS NOT NULL THEN 2 WHEN attempts > 0 THEN 1 ELSE 0 END';
+  const rows: any[] = await db('push_records').select(db.raw(`${state} AS state`)).count({ n: '*' }).groupByRaw(state);
+  const out = { waiting: 0, failing: 0, parked: 0 };
+  for (const r of rows) out[(['waiting', 'failing', 'parked'] as const)[Number(r.state)]] = Number(r.n);
   return out;
 }

@@ -81,6 +81,7 @@ t.test('validation: every bad field named in one 422; 400, 413, 415 before it', 
     [{ url: `http://127.0.0.1/${'a'.repeat(2048)}` }, ['/url']],
     [{ url: 'http://127.0.0.1/x', branch_filter: 'main branch' }, ['/branch_filter']],
     [{ url: 'http://127.0.0.1/x', branch_filter: 'a..b' }, ['/branch_filter']],
+    [{ url: 'http://127.0.0.1/x', branch_filter: 'release/+(a|b)' }, ['/branch_filter']],
   ];
   for (const [body, expected] of cases) {
     const res = await w.api('POST', base, { body });

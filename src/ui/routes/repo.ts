@@ -11,6 +11,7 @@ import { readRefs, recentCommits, type RefInfo } from '../gitRead.ts';
 import { plural, shortSha, timeTag } from '../format.ts';
 import { visibilityBadge } from './home.ts';
 import { failingPushRecords } from '../../git/pushRecords.ts';
+import { parkedPushRecords } from '../../git/pushParking.ts';
 
 const SHOWN_REFS = 50;
 
@@ -61,10 +62,14 @@ export function repoRoutes(router: Router, services: Services) {
     if (ctx.params.repo.endsWith('.git') && ctx.params.repo.length > 4) return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
     const dir = repoDir(services.config.reposDir, repo.owner.login, repo.name);
-    const [refs, owner, issues, failing] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo), failingPushRecords(services.db, repo.id)]);
+    const [refs, owner, issues, failing, parked] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo), failingPushRecords(services.db, repo.id), parkedPushRecords(services.db, repo.id)]);
     // A push whose events keep failing to be recorded is said here: its webhooks are not told yet.
     const pushNote = failing
       ? html`<p class="flash error" role="status">The webhook events of ${plural(failing.count, 'push', 'pushes')} have not been recorded yet (${plural(failing.attempts, 'failed attempt')}); the next try is ${timeTag(new Date(failing.nextTryAt).toISOString())}.</p>`
+      : '';
+    // A parked one is never tried again by itself: said apart, with no next try to promise.
+    const parkedNote = parked
+      ? html`<p class="flash error" role="status">The webhook events of ${plural(parked, 'push', 'pushes')} were parked: recording them failed in a way that will not pass by itself, so they are not tried again; later pushes are recorded as usual.</p>`
       : '';
     const branch = refs.branches.find((b) => b.name === repo.default_branch) ?? refs.branches[0];
     const commits = branch ? await recentCommits(dir, branch.name) : [];
@@ -76,7 +81,7 @@ export function repoRoutes(router: Router, services: Services) {
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.owner.login, href: `/${repo.owner.login}` }, { label: repo.name }] },
-      html`${repoHeader(repo, owner, 'code')}${pushNote}
+      html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><input id="clone-url" readonly value="${repo.clone_url}"><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
       <div class="columns"><div>${history}${issues}</div><div>${refList('Branches', refs.branches)}${refList('Tags', refs.tags)}</div></div>`,
