@@ -30,7 +30,7 @@ export interface TestWharf {
   /** Calls the API and returns status, headers and parsed JSON (or text). */
   api(method: string, urlPath: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<ApiAnswer>;
   /**
-   * Resolves once every push that has returned to its client is recorded as events:
+   * Resolves once every push that has returned to its client is recorded as events (or parked):
    * no push record is left. Pushes are recorded just after they return.
    */
   pushesRecorded(): Promise<void>;
@@ -96,7 +96,7 @@ export async function startWharf(
     logs,
     stop,
     async pushesRecorded() {
-      const left = async () => Number(((await running.services.db('push_records').count({ n: '*' })) as any[])[0].n);
+      const left = async () => Number(((await running.services.db('push_records').whereNull('parked_at').count({ n: '*' })) as any[])[0].n);
       for (let i = 0; i < 1000 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
       if ((await left()) > 0) throw new Error('pushes still unrecorded after 10 s');
     },
