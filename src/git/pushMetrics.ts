@@ -1,18 +1,24 @@
-/** This process's push recording counters, read by GET /metrics. */
+import { Counter } from 'prom-client';
+import { familyOf } from '../metrics/registry.ts';
+
+/** This process's push recording counters, on its /metrics registry. */
 export interface PushMetrics {
   /** Push records fully recorded by this process. */
-  recorded: number;
+  recorded: Counter;
   /** Chunks of events committed by this process. */
-  chunks: number;
+  chunks: Counter;
   /** Attempts at a push record that failed (each is retried later). */
-  failures: number;
+  failures: Counter;
 }
-
-const byOwner = new WeakMap<object, PushMetrics>();
 
 /** The push metrics of one running Wharf (keyed by its services object, so servers in one process stay apart). */
 export function pushMetrics(owner: object): PushMetrics {
-  let m = byOwner.get(owner);
-  if (!m) byOwner.set(owner, (m = { recorded: 0, chunks: 0, failures: 0 }));
-  return m;
+  return familyOf(owner, 'push', (registry) => {
+    const registers = [registry];
+    return {
+      recorded: new Counter({ name: 'wharf_pushes_recorded_total', help: 'Pushes whose events this process recorded.', registers }),
+      chunks: new Counter({ name: 'wharf_push_chunks_total', help: 'Chunks of push events this process committed.', registers }),
+      failures: new Counter({ name: 'wharf_push_record_failures_total', help: 'Failed attempts at recording a push, by this process (each is retried).', registers }),
+    };
+  });
 }

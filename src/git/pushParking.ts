@@ -30,7 +30,3 @@ export async function parkedPushRecords(db: Db, repositoryId?: number): Promise<
   return Number(row?.n ?? 0);
 }
 
-/** The `/metrics` sample of parked push records (HELP and TYPE of wharf_parked are written once, by the caller). */
-export async function parkedPushRecordsSample(db: Db): Promise<string> {
-  return `wharf_parked{kind="push_record"} ${await parkedPushRecords(db)}`;
-}

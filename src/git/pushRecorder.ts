@@ -49,12 +49,12 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sto
       const synchronized = await synchronizePulls(trx, config, repo, sender, chunks[k].map((p) => p.update));
       await recordEvents(trx, [...events, ...synchronized]);
     });
-    metrics.chunks += 1;
+    metrics.chunks.inc();
     notifyDeliveries(services);
     // Let requests in between chunks.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  metrics.recorded += 1;
+  metrics.recorded.inc();
   services.log.info(
     { repository: `${repo.org}/${repo.name}`, push_record: rec.id, refs: rec.updates.length, chunks: chunks.length, plan_ms: Math.round(planned - started), record_ms: Math.round(performance.now() - planned) },
     'push recorded',
@@ -90,7 +90,7 @@ export const pushRecorder: WorkerFactory = (services) => {
     } catch (err) {
       if (err instanceof Stopping) return void (await releasePushRecord(services.db, rec.id, node).catch(() => {}));
       if (err instanceof LeaseLost) return void services.log.warn({ push_record: rec.id }, 'push record taken over by another node');
-      pushMetrics(services).failures += 1;
+      pushMetrics(services).failures.inc();
       if (isPermanentFailure(err)) {
         const reason = `recording failed with an error every retry would meet again: ${(err as Error).message}`;
         await parkPushRecord(services.db, rec.id, node, reason).catch(() => undefined);

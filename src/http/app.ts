@@ -7,7 +7,7 @@ import { requestLog } from './requestLog.ts';
 import { refuseBadInput } from './inputGuard.ts';
 import { rateLimit } from './rateLimit.ts';
 import { parseGitPath } from '../git/smartHttp.ts';
-import { httpMetrics } from '../api/metrics.ts';
+import { httpMetrics } from './requestMetrics.ts';
 import { closeUnfinished, type BodyDeadlines } from './deadlines.ts';
 
 /** Paths the rate limit counts: the API (but its health check) and Git and LFS transport. */

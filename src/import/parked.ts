@@ -13,8 +13,8 @@ export function parkingReason(job: Pick<ImportJob, 'interruptions'>): string | n
   return `${PARKED_PREFIX} the node running this import stopped ${job.interruptions} times while it ran; it will not be started again by itself (import it again to retry)`;
 }
 
-/** The `wharf_parked{kind="import"}` sample: parked import jobs in the database. */
-export async function parkedImportsMetric(db: Db): Promise<string> {
+/** How many import jobs are parked, for /metrics' wharf_parked{kind="import"}. */
+export async function parkedImports(db: Db): Promise<number> {
   const [{ n }] = (await db('import_jobs').where('status', 'failed').where('error', 'like', `${PARKED_PREFIX}%`).count({ n: '*' })) as any[];
-  return `wharf_parked{kind="import"} ${Number(n)}`;
+  return Number(n);
 }
