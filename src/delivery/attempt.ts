@@ -6,7 +6,8 @@ import type { AttemptResult } from './complete.ts';
 import type { DeliveryMetrics } from './metrics.ts';
 import { nextStep, retryAfterMs } from './schedule.ts';
 import { deliveryHeaders } from './sign.ts';
-import { sendAttempt, target, type Outcome } from './send.ts';
+import { sendAttempt, target } from './send.ts';
+import { createIsolationGate } from './isolation.ts';
 
 /** The error a parked delivery ends with: why, and what to do. */
 export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PARK_AFTER} times during its attempt; it will not be sent again by itself — redeliver it to try again`;
@@ -18,7 +19,9 @@ export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PA
  * not sent, its attempt recorded as failed with PARKED_ERROR, nothing scheduled (so no
  * delivery can crash nodes in a loop). A delivery interrupted before has its attempt
  * marked started (`markInFlight`) before it is sent, and is not sent when its claim
- * was taken over meanwhile.
+ * was taken over meanwhile; it is sent with no other attempt of this process in flight
+ * (isolation.ts), so the deliveries that were in flight beside a culprit are not parked
+ * with it.
  */
 export function attemptMaker(o: {
   config: Pick<Config, 'webhookTimeoutMs' | 'webhookRetrySchedule'>;
@@ -30,6 +33,7 @@ export function attemptMaker(o: {
   // The attempt line is built from fixed, secret-free fields (the target is an origin, which
   // drops any user info), so it skips the logger's redaction, a third of a line's cost.
   const attemptLog = o.log.child({}, { redact: { paths: [] } });
+  const gate = createIsolationGate();
 
   /** The result that parks `c`: its attempt failed with PARKED_ERROR, the delivery failed for good. */
   function parked(c: Claimed): AttemptResult {
@@ -39,19 +43,21 @@ export function attemptMaker(o: {
   }
 
   return async function attempt(c: Claimed): Promise<AttemptResult> {
-    let headers: Record<string, string> = {};
-    let outcome: Outcome;
     if (c.interruptions >= PARK_AFTER) return parked(c);
-    if (c.claims > 1 && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
-    o.metrics.inFlight += 1;
-    try {
-      // Throws when the secret's key is not loaded (a rotation while this node ran): the
-      // place is freed here, and the lease running out brings the delivery back.
-      headers = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
-      outcome = await sendAttempt(o.agent, c.url, headers, c.body, o.config.webhookTimeoutMs);
-    } finally {
-      o.metrics.inFlight -= 1;
-    }
+    const suspect = c.claims > 1;
+    const sent = await gate(suspect, async () => {
+      if (suspect && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
+      o.metrics.inFlight += 1;
+      try {
+        // Throws when the secret's key is not loaded (a rotation while this node ran): the
+        // place is freed here, and the lease running out brings the delivery back.
+        const signed = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
+        return { signed, outcome: await sendAttempt(o.agent, c.url, signed, c.body, o.config.webhookTimeoutMs) };
+      } finally {
+        o.metrics.inFlight -= 1;
+      }
+    });
+    const { signed: headers, outcome } = sent;
     const step = nextStep({
       statusCode: outcome.statusCode,
       retryAfterMs: retryAfterMs(outcome.responseHeaders?.['retry-after'], outcome.endedAt),
