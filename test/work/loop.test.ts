@@ -2,21 +2,27 @@ import { EventEmitter } from 'node:events';
 import t from 'tap';
 import { createWorkLoop, type Running, type WorkLoopOptions } from '../../src/work/loop.ts';
 import { coalesce } from '../../src/work/coalesce.ts';
+import type { TestLike } from '../helpers/wharf.ts';
 import { isDeadPredecessor, nodeId, parseNodeId } from '../../src/work/nodeId.ts';
 
+interface Gate<T = void> {
+  promise: Promise<T>;
+  open(value: T): void;
+}
+
 /** A promise with its resolver, to hold a fake claim or run until the test lets it go. */
-function gate<T = void>() {
+function gate<T = void>(): Gate<T> {
   let open!: (value: T) => void;
   const promise = new Promise<T>((resolve) => (open = resolve));
   return { promise, open };
 }
 
 /** A loop over a fake queue of items: claims take what is queued, up to the limit. */
-function fakeLoop(t: Tap.Test, over: Partial<WorkLoopOptions<string>> = {}) {
+function fakeLoop(t: TestLike, over: Partial<WorkLoopOptions<string>> = {}) {
   const queued: string[] = [];
   const signals = new EventEmitter();
   const claims: number[] = [];
-  let hold: ReturnType<typeof gate> | null = null;
+  let hold: Gate | null = null;
   const claimStarted = new EventEmitter();
   const ran: string[] = [];
   const loop = createWorkLoop<string>({
@@ -34,7 +40,9 @@ function fakeLoop(t: Tap.Test, over: Partial<WorkLoopOptions<string>> = {}) {
     slots: 2,
     wakeOn: { signals: [[signals, 'work']] },
     stopMode: 'drain',
-    onError: (err) => t.fail(String(err)),
+    onError: (err) => {
+      throw err;
+    },
     ...over,
   });
   t.teardown(() => loop.stop());
@@ -77,7 +85,7 @@ t.test('work announced while a claim runs is claimed by the claim after it', asy
 });
 
 t.test('no more than `slots` items run at once; a freed slot claims again', async (t) => {
-  const gates = new Map<string, ReturnType<typeof gate>>();
+  const gates = new Map<string, Gate>();
   const started = new EventEmitter();
   const f = fakeLoop(t, {
     async run(item) {
