@@ -1,5 +1,5 @@
 import type { Mount } from './http/app.ts';
-import type { WorkerFactory } from './server.ts';
+import type { WorkerFactory } from './work/worker.ts';
 import { metricsMount } from './api/metrics.ts';
 import { createDispatcher } from './delivery/dispatcher.ts';
 import { gitMount } from './git/smartHttp.ts';

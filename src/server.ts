@@ -9,15 +9,9 @@ import type { Services } from './services.ts';
 import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
 import { MOUNTS, WORKERS } from './components.ts';
 import { openSecrets } from './secrets/boot.ts';
+import type { WorkerFactory } from './work/worker.ts';
 
-/** A background part of the service (delivery dispatcher, import runner) started and stopped with it. */
-export interface Worker {
-  start(): Promise<void>;
-  /** Stops taking new work and waits for work in flight. */
-  stop(): Promise<void>;
-}
-
-export type WorkerFactory = (services: Services) => Worker;
+export type { Worker, WorkerFactory } from './work/worker.ts';
 
 /** A running Wharf. */
 export interface RunningServer {

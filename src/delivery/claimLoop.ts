@@ -1,3 +1,5 @@
+import { coalesce } from '../work/coalesce.ts';
+
 /** The claim loop: claims due work in batches while there is room for it. */
 export interface ClaimLoop {
   /** Claims now, or once the running pass ends (it runs again). */
@@ -12,8 +14,14 @@ export interface ClaimLoop {
  * Runs claim passes, one at a time: each claims as many items as there are free places
  * (`freeSlots`) and hands them to `start`, and claims again while the last claim came
  * back full. With work in flight it waits for `batchMin` free places rather than claim
- * one by one (fewer statements). A wake during a pass makes the pass run again.
- * `settled` runs after each series of passes (to arm a timer for what falls due later).
+ * one by one (fewer statements). A wake during a pass makes the pass run again (the
+ * coalescing of src/work/coalesce.ts, shared with every worker). `settled` runs after
+ * each series of passes (to arm a timer for what falls due later).
+ *
+ * The dispatcher keeps this loop rather than src/work/loop.ts: it claims ahead of its
+ * slots in large batches, counts free places across a queue and a result writer, and
+ * leases for the whole attempt (no heartbeat), none of which the general loop does at
+ * no cost; it shares the loop's coalescing, wake sources and node ids.
  */
 export function createClaimLoop<T>(o: {
   claim: (limit: number) => Promise<T[]>;
@@ -25,44 +33,29 @@ export function createClaimLoop<T>(o: {
   settled: () => void;
 }): ClaimLoop {
   let stopping = false;
-  let running: Promise<void> | null = null;
-  let again = false;
   let moreDue = false;
 
-  async function passes() {
-    do {
-      again = false;
-      while (!stopping) {
-        const free = o.freeSlots();
-        if (free <= 0 || (free < o.batchMin && o.inFlight() > 0)) break;
-        const claimed = await o.claim(free);
-        moreDue = claimed.length === free;
-        for (const item of claimed) o.start(item);
-        if (!moreDue) break;
-      }
-    } while (again && !stopping);
+  async function pass() {
+    while (!stopping) {
+      const free = o.freeSlots();
+      if (free <= 0 || (free < o.batchMin && o.inFlight() > 0)) break;
+      const claimed = await o.claim(free);
+      moreDue = claimed.length === free;
+      for (const item of claimed) o.start(item);
+      if (!moreDue) break;
+    }
   }
 
+  const passes = coalesce(pass, { onError: o.onError, settled: o.settled });
+
   return {
-    wake() {
-      if (stopping) return;
-      if (running) {
-        again = true;
-        return;
-      }
-      running = passes()
-        .catch(o.onError)
-        .finally(() => {
-          running = null;
-          if (!stopping) o.settled();
-        });
-    },
+    wake: () => passes.wake(),
     get moreDue() {
       return moreDue;
     },
     async stop() {
       stopping = true;
-      await running;
+      await passes.stop();
     },
   };
 }

@@ -1,15 +1,15 @@
-import os from 'node:os';
-import { randomBytes } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { Services } from '../services.ts';
-import type { Worker } from '../server.ts';
+import type { Worker } from '../work/worker.ts';
+import { nodeId } from '../work/nodeId.ts';
+import { wakeOn } from '../work/wakeSources.ts';
 import { isPostgres } from '../db/connect.ts';
 import { claimDue, type Claimed } from './claim.ts';
 import { recordResults, type AttemptResult } from './complete.ts';
 import { nextDueAt } from './nextDue.ts';
 import { pruneFinished } from './prune.ts';
 import { deliveryAgent } from './agent.ts';
-import { announcer, listenForDeliveries, type Listener } from './listen.ts';
+import { announcer, CHANNEL } from './listen.ts';
 import { deliveryMetrics } from './metrics.ts';
 import { mainConnectionRunner, sqliteFile } from './sqlite.ts';
 import { SqliteThread } from './sqliteThread.ts';
@@ -38,7 +38,7 @@ const PRUNE_EVERY_MS = 10 * 60_000;
  */
 export function createDispatcher(services: Services): Worker {
   const { db, config, log } = services;
-  const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const owner = nodeId(config.dataDir);
   const concurrency = config.webhookConcurrency;
   const postgres = isPostgres(db);
   const tuning = dispatchTuning(postgres ? 'postgres' : 'sqlite', config);
@@ -50,7 +50,7 @@ export function createDispatcher(services: Services): Worker {
   const sqlite = sqliteThread ? sqliteThread.run : mainConnectionRunner(db);
   const announce = postgres ? announcer(db, log) : () => {};
   const attempt = attemptMaker({ config, agent, metrics: deliveryMetrics(services), log, markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, sqlite) });
-  let listener: Listener | undefined;
+  let closeSources: (() => Promise<void>) | undefined;
 
   const writer = createResultWriter<AttemptResult>({
     write: (batch) => recordResults(db, owner, batch, sqlite),
@@ -95,13 +95,15 @@ export function createDispatcher(services: Services): Worker {
 
   return {
     async start() {
+      // A commit in this process wakes the loop and tells the others; NOTIFY from the others
+      // wakes it too. The due timer is its poll (it sleeps until the next retry falls due).
       services.signals.on('deliveries', onLocalWork);
       // The last place freed: nothing in flight to trigger the next claim, so look now.
       queue.on('idle', () => (claims.moreDue ? claims.wake() : timer.want()));
       queue.on('next', () => {
         if (claims.moreDue && freeSlots() >= tuning.claimBatchMin) claims.wake();
       });
-      if (postgres) listener = listenForDeliveries(config.databaseUrl, () => claims.wake(), log);
+      if (postgres) closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wake());
       pruner.start();
       // Resumes everything that fell due while no process was running.
       claims.wake();
@@ -110,7 +112,7 @@ export function createDispatcher(services: Services): Worker {
       services.signals.off('deliveries', onLocalWork);
       timer.stop();
       pruner.stop();
-      await listener?.close();
+      await closeSources?.();
       // No new claims; attempts in flight finish and their results are written.
       await claims.stop();
       await queue.onIdle();

@@ -1,16 +1,9 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
-import { listenOn, type Listener } from '../db/listen.ts';
+import { coalesce } from '../work/coalesce.ts';
 
-export type { Listener };
-
-/** The Postgres channel on which new deliveries are announced to every process. */
+/** The Postgres channel on which new deliveries are announced to every process (the dispatcher LISTENs through src/work/wakeSources.ts). */
 export const CHANNEL = 'wharf_deliveries';
-
-/** Listens on CHANNEL and calls `onNotify` for every announcement (see listenOn). */
-export function listenForDeliveries(databaseUrl: string, onNotify: () => void, log: Logger): Listener {
-  return listenOn(databaseUrl, CHANNEL, onNotify, log, 'delivery');
-}
 
 /**
  * Returns a function that announces new deliveries to every process on the same Postgres
@@ -18,25 +11,11 @@ export function listenForDeliveries(databaseUrl: string, onNotify: () => void, l
  * are folded into one more, so a burst of commits costs two NOTIFYs, not one each.
  */
 export function announcer(db: Db, log: Logger): () => void {
-  let sending = false;
-  let again = false;
-  return function announce() {
-    if (sending) {
-      again = true;
-      return;
-    }
-    sending = true;
-    void (async () => {
-      try {
-        do {
-          again = false;
-          await db.raw(`NOTIFY ${CHANNEL}`);
-        } while (again);
-      } catch (err) {
-        log.warn({ err }, 'could not announce deliveries');
-      } finally {
-        sending = false;
-      }
-    })();
-  };
+  const notify = coalesce(
+    async () => {
+      await db.raw(`NOTIFY ${CHANNEL}`);
+    },
+    { onError: (err) => log.warn({ err }, 'could not announce deliveries') },
+  );
+  return () => notify.wake();
 }

@@ -1,6 +1,6 @@
-import os from 'node:os';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { isDeadPredecessor } from '../work/nodeId.ts';
 
 // One statement claims one due job and counts the attempt (STYLE §6). A job is due when
 // it has not finished, its backoff has passed, and nobody holds a live lease on it.
@@ -75,34 +75,19 @@ export async function failJob(db: Db, id: number, owner: string, error: string):
   return n > 0;
 }
 
-/** This process's owner name: host, pid and a random part. */
-export function ownerName(random: string): string {
-  return `${os.hostname()}:${process.pid}:${random}`;
-}
-
 /**
  * Frees jobs held by processes of this host that are gone (a crash or SIGKILL), so a
  * restart takes them up at once instead of waiting for their lease to run out; each
- * counts an interruption (its run died with the process).
+ * counts an interruption (its run died with the process). Which holders are gone is
+ * read from their node ids (src/work/nodeId.ts: host and pid). A crash during a sweep
+ * leaves the rest locked: the next start sweeps them, or their leases run out.
  */
 export async function sweepDeadOwners(db: Db, self: string): Promise<number> {
-  const prefix = `${os.hostname()}:`;
   const owners: string[] = (await db('import_jobs').whereNull('finished_at').whereNotNull('locked_by').distinct('locked_by')).map((r: any) => r.locked_by);
   let freed = 0;
   for (const owner of owners) {
-    if (owner === self || !owner.startsWith(prefix)) continue;
-    const pid = Number(owner.slice(prefix.length).split(':')[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || (pid !== process.pid && alive(pid))) continue;
+    if (!isDeadPredecessor(owner, self)) continue;
     freed += await db('import_jobs').where({ locked_by: owner }).whereNull('finished_at').update({ locked_by: null, lease_expires_at: null, interruptions: db.raw('interruptions + 1') });
   }
   return freed;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err: any) {
-    return err?.code === 'EPERM';
-  }
 }
