@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import { findOrg, roleIn, type User } from '../domain/accounts.ts';
-import { accessTo, createRepository, findRepository, type Repository } from '../domain/repos.ts';
+import { createRepository, findRepository, type Repository } from '../domain/repos.ts';
+import { accessRule } from '../domain/access.ts';
 import { isValidName } from '../domain/names.ts';
 import { tokenUser } from '../http/auth.ts';
 import { forbidden, notFound, unauthorized } from '../http/errors.ts';
@@ -56,7 +57,7 @@ export async function authorizeRepo(
     if (!repo) throw notFound('Repository not found');
     return repo;
   }
-  const access = await accessTo(services.db, repo, user);
+  const access = accessRule(repo, user, await roleIn(services.db, repo.org_id, user));
   if (!access.read) {
     if (!user) throw needLogin();
     throw notFound('Repository not found');

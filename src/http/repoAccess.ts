@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Db } from '../db/connect.ts';
-import { accessTo, findRepository, type Access } from '../domain/repos.ts';
+import type { Access } from '../domain/repos.ts';
+import { forbiddenMessage, repositoryFor } from '../domain/access.ts';
 import { forbidden, notFound } from './errors.ts';
 
 /**
@@ -10,13 +11,11 @@ import { forbidden, notFound } from './errors.ts';
  */
 export function repoAccess(db: Db, level: keyof Access) {
   return async function loadRepo(ctx: Context, next: Next) {
-    const repo = await findRepository(db, ctx.params.org, ctx.params.repo);
-    if (!repo) throw notFound('Repository not found');
-    const access = await accessTo(db, repo, ctx.state.user ?? null);
-    if (!access.read) throw notFound('Repository not found');
-    if (!access[level]) throw forbidden(level === 'admin' ? 'Only organization owners may do this' : 'Only organization members may do this');
-    ctx.state.repo = repo;
-    ctx.state.access = access;
+    const found = await repositoryFor(db, ctx.params.org, ctx.params.repo, ctx.state.user ?? null, level);
+    if (found.refused === 'not_found') throw notFound('Repository not found');
+    if (found.refused) throw forbidden(forbiddenMessage(level));
+    ctx.state.repo = found.repo;
+    ctx.state.access = found.access;
     await next();
   };
 }

@@ -1,9 +1,10 @@
 import type { Context, Next } from 'koa';
 import type { Services } from '../services.ts';
-import { apiClient, type ApiClient } from './apiClient.ts';
+import type { User } from '../domain/accounts.ts';
+import { userForToken } from '../domain/tokens.ts';
 import { clearCookie, readCookie, setCookie } from './cookies.ts';
 import { anonymousSeed, csrfToken } from './csrf.ts';
-import { loadSession, SESSION_IDLE_MS, type UiSession } from './session.ts';
+import { destroySession, loadSession, SESSION_IDLE_MS, type UiSession } from './session.ts';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'wharf_session';
@@ -18,8 +19,13 @@ export interface Flash {
 /** What every UI handler gets in ctx.state.ui. */
 export interface UiState {
   session: UiSession | null;
-  /** The REST API as the signed-in user; null when signed out. */
-  api: ApiClient | null;
+  /**
+   * The signed-in user, whose token the session holds, looked up as bearer auth looks it up;
+   * null when signed out, or when the session's token no longer works (the session then ends).
+   */
+  user: User | null;
+  /** Always null: pages call the domain in process, never the REST API (kept for readers of the old field). */
+  api: null;
   /** The CSRF token every form of this page carries. */
   csrf: string;
   flash: Flash | null;
@@ -32,17 +38,8 @@ export function ui(ctx: Context): UiState {
   return ctx.state.ui;
 }
 
-/** Where the UI reaches the REST API: this process's own listen address, on loopback when it listens on all addresses. */
-export function loopbackUrl(services: Services): string {
-  const url = new URL(services.listenUrl ?? services.config.baseUrl);
-  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
-  if (url.hostname === '[::]') url.hostname = '[::1]';
-  return url.origin;
-}
-
-/** Loads the session (if any), an API client acting as its user, the CSRF token and any flash message. */
+/** Loads the session (if any), its user, the CSRF token and any flash message. */
 export function uiState(services: Services) {
-  const base = loopbackUrl(services);
   const secure = services.config.baseUrl.startsWith('https:');
   return async function loadUi(ctx: Context, next: Next) {
     const session = await loadSession(services.db, readCookie(ctx, SESSION_COOKIE));
@@ -61,15 +58,51 @@ export function uiState(services: Services) {
       }
       clearCookie(ctx, FLASH_COOKIE, secure);
     }
+    // The same look-up as bearer auth: a revoked or expired token signs nobody in.
+    const user = session ? await userForToken(services.db, session.token) : null;
     ctx.state.ui = {
       session,
-      api: session ? apiClient(base, session.token, ctx.state.requestId) : null,
+      user,
+      api: null,
       csrf: seed ? csrfToken(seed) : '',
       flash,
       secure,
     } satisfies UiState;
     ctx.state.csrfSeed = seed;
     await next();
+  };
+}
+
+// Sign-in and sign-out work with the session as it is: the one ends it, the other replaces it.
+const SESSION_PATHS = new Set(['/-/login', '/-/logout']);
+
+/**
+ * Where to come back to after signing in: the page itself for a GET; for a POST the page
+ * the form was on (same origin only), as the POST's own path may have no page.
+ */
+function returnPath(ctx: Context): string {
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.url;
+  try {
+    const referer = new URL(ctx.get('referer'));
+    if (referer.host === ctx.host) return referer.pathname + referer.search;
+  } catch {
+    // no usable referer
+  }
+  return '/';
+}
+
+/**
+ * Ends a session whose token stopped working (revoked or expired) and sends the browser to
+ * sign in again, on every page but sign-in and sign-out. Runs after the CSRF check, so a
+ * forged form changes nothing.
+ */
+export function endDeadSession(services: Services) {
+  return async function checkSessionUser(ctx: Context, next: Next) {
+    const { session, user } = ui(ctx);
+    if (!session || user || SESSION_PATHS.has(ctx.path)) return next();
+    await destroySession(services.db, session.id);
+    clearCookie(ctx, SESSION_COOKIE, ui(ctx).secure);
+    redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Your token no longer works; sign in again.', 'error');
   };
 }
 

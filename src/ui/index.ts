@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Mount } from '../http/app.ts';
 import type { Services } from '../services.ts';
-import { uiState } from './context.ts';
+import { endDeadSession, uiState } from './context.ts';
 import { csrfMatches } from './csrf.ts';
 import { errorPage, PageError, readForm, uiErrors } from './errors.ts';
 import { staticAssets } from './static.ts';
@@ -46,7 +46,7 @@ function isUiPath(path: string): boolean {
 /** The web UI (SPEC §12) under `/`; mounted last so Git transport routes match first. */
 export const uiMount: Mount = (app, services: Services) => {
   const router = new Router();
-  router.use(securityHeaders, uiErrors(services), uiState(services), checkCsrf);
+  router.use(securityHeaders, uiErrors(services), uiState(services), checkCsrf, endDeadSession(services));
   // Fixed /-/ paths first: they would otherwise match /:org/:repo.
   authRoutes(router, services);
   importRoutes(router, services);

@@ -1,5 +1,4 @@
 import type { Context } from 'koa';
-import type { ApiErrorDetail } from '../apiClient.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
 
@@ -50,11 +49,11 @@ export function chosenEvents(values: HookValues): string[] {
   return values.events;
 }
 
-/** Errors by form field, from the API's 422 details (JSON Pointers) or the form's own checks; `_` holds the rest. */
+/** Errors by form field, from 422 details (JSON Pointers) or the form's own checks; `_` holds the rest. */
 export type FieldErrors = Record<string, string[]>;
 
 /** Sorts SPEC §4 details under the form fields they name. */
-export function fieldErrors(details: ApiErrorDetail[], fallback: string): FieldErrors {
+export function fieldErrors(details: { path: string; message: string }[], fallback: string): FieldErrors {
   const errors: FieldErrors = {};
   const fields: Record<string, string> = { url: 'url', secret: 'secret', events: 'events', active: 'active', branch_filter: 'branch_filter', content_type: 'content_type' };
   for (const d of details) {

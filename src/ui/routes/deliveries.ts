@@ -1,41 +1,69 @@
 import type Router from '@koa/router';
-import type { Services } from '../../services.ts';
-import { ApiError } from '../apiClient.ts';
+import { notifyDeliveries, type Services } from '../../services.ts';
+import type { Db } from '../../db/connect.ts';
+import { insertPing } from '../../webhooks/ping.ts';
+import { attemptsOf, bodyOf, findDelivery, type Delivery as DeliveryRow } from '../../webhooks/deliveries.ts';
+import { countDeliveries, listDeliveries, redeliver } from '../../webhooks/history.ts';
+import type { DeliveryStatus } from '../../webhooks/model.ts';
 import { redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { deliveryItem, type Delivery } from '../pages/delivery.ts';
-import { hookContext, hookId, type Hook } from './webhooks.ts';
-
-/** One page of GET /webhooks/<id>/deliveries (SPEC §5.2). */
-interface DeliveryPage {
-  total: number;
-  successful: number;
-  failed: number;
-  pending: number;
-  deliveries: Delivery[];
-  next_cursor: string | null;
-}
+import { hookContext, hookOf } from './webhooks.ts';
 
 const PAGE_SIZE = 20;
-const STATUSES = ['success', 'failed', 'pending'];
+const STATUSES: DeliveryStatus[] = ['success', 'failed', 'pending'];
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A delivery as the page shows it, unfolded: its attempts, the request it sends and the last response. */
+async function deliveryView(db: Db, d: DeliveryRow): Promise<Delivery> {
+  const [attempts, body] = await Promise.all([attemptsOf(db, d.id), bodyOf(db, d.id)]);
+  const last = attempts[attempts.length - 1];
+  return {
+    id: d.id,
+    guid: d.guid,
+    event: d.event,
+    action: d.action,
+    status: d.status,
+    result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null,
+    status_code: d.status_code,
+    error: d.error,
+    attempts: d.attempts,
+    timestamp: iso(d.last_attempt_at),
+    duration_ms: d.duration_ms,
+    redelivery: d.redelivery,
+    created_at: iso(d.created_at)!,
+    next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
+    attempts_log: attempts.map((a) => ({ timestamp: iso(a.started_at) ?? undefined, status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
+    request: { headers: last?.request_headers ?? null, body },
+    response: last ? { status: last.status_code, headers: last.response_headers, body: last.response_body } : null,
+  };
+}
+
+/** The id a page cursor stands for (the same cursors the delivery history API gives), or a 422 page. */
+function cursorId(cursor: string): number {
+  const m = /^d(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  if (!m || Buffer.from(`d${m[1]}`).toString('base64url') !== cursor) throw new PageError(422, 'Not accepted', 'Validation failed', [{ path: '/cursor', message: 'is not a cursor this API gave' }]);
+  return Number(m[1]);
+}
 
 /** A webhook's page (counts, recent deliveries unfolding to request and response), Ping and Redeliver. */
-export function deliveryRoutes(router: Router, _services: Services) {
+export function deliveryRoutes(router: Router, services: Services) {
+  const { db, config } = services;
   const base = '/:org/:repo/settings/hooks/:id';
 
   router.get(base, async (ctx) => {
-    const { api, repo, apiBase, pageBase, crumbs } = await hookContext(ctx);
-    const id = hookId(ctx.params.id);
-    const hook: Hook = await api.get(`${apiBase}/${id}`);
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    const status = typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status) ? ctx.query.status : undefined;
-    if (status) query.set('status', status);
-    if (typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200) query.set('cursor', ctx.query.cursor);
-    const page: DeliveryPage = await api.get(`/api/v1/webhooks/${id}/deliveries?${query}`);
-    // The list has no request or response; each unfolded entry needs its full record.
-    const full: Delivery[] = await Promise.all(page.deliveries.map((d) => api.get(`/api/v1/webhooks/${id}/deliveries/${d.id}`).catch(() => d)));
+    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+    const hook = await hookOf(services, repo, ctx.params.id);
+    const id = hook.id;
+    const status = typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
+    const before = typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200 ? cursorId(ctx.query.cursor) : undefined;
+    const [counts, found] = await Promise.all([countDeliveries(db, id), listDeliveries(db, id, { status, limit: PAGE_SIZE, before })]);
+    const page = { ...counts, next_cursor: found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url') };
+    // Each entry unfolds to its request, response and attempts.
+    const full = await Promise.all(found.deliveries.map((d) => deliveryView(db, d)));
     const here = `${pageBase}/${id}`;
     const filter = (label: string, value?: string) =>
       html`<a href="${value ? `${here}?status=${value}` : here}" ${status === value ? html`aria-current="page"` : ''}>${label}</a>`;
@@ -61,25 +89,23 @@ export function deliveryRoutes(router: Router, _services: Services) {
   });
 
   router.post(`${base}/ping`, async (ctx) => {
-    const { api, apiBase, pageBase } = await hookContext(ctx);
-    const id = hookId(ctx.params.id);
-    await api.get(`${apiBase}/${id}`); // the webhook must belong to this repository
-    await api.post(`/api/v1/webhooks/${id}/ping`);
+    const { user, repo, pageBase } = await hookContext(ctx, services);
+    const hook = await hookOf(services, repo, ctx.params.id); // the webhook must belong to this repository
+    const id = hook.id;
+    await insertPing(db, config, repo.repository, user, hook);
+    notifyDeliveries(services);
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Ping sent.');
   });
 
   router.post(`${base}/deliveries/:did/redeliver`, async (ctx) => {
-    const { api, apiBase, pageBase } = await hookContext(ctx);
-    const id = hookId(ctx.params.id);
+    const { repo, pageBase } = await hookContext(ctx, services);
+    const { id } = await hookOf(services, repo, ctx.params.id);
     const did = ctx.params.did;
     if (!/^[1-9]\d{0,15}$/.test(did)) throw new PageError(404, 'Not found', 'No such delivery.');
-    await api.get(`${apiBase}/${id}`);
-    try {
-      await api.post(`/api/v1/webhooks/${id}/deliveries/${did}/retry`);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 409) return redirectWithFlash(ctx, `${pageBase}/${id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
-      throw err;
-    }
+    const original = await findDelivery(db, id, Number(did));
+    if (!original) throw new PageError(404, 'Not found', 'Delivery not found');
+    if ((await redeliver(db, original)) === 'pending') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
+    notifyDeliveries(services);
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Redelivery queued.');
   });
 }

@@ -5,13 +5,7 @@ import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { readerFor, type RepoRecord } from '../reader.ts';
 import { plural } from '../format.ts';
-
-/** The caller's account as GET /api/v1/user answers it. */
-interface Me {
-  login: string;
-  is_admin: boolean;
-  orgs: { name: string; role: 'owner' | 'member' }[];
-}
+import { orgsOf } from '../../domain/accounts.ts';
 
 /** A repository's visibility as a small coloured label. */
 export function visibilityBadge(visibility: string) {
@@ -21,7 +15,7 @@ export function visibilityBadge(visibility: string) {
 /** One repository in a list. */
 export function repoRow(repo: RepoRecord) {
   return html`<li class="row">
-    <div><a href="/${repo.owner.login}/${repo.name}" class="strong">${repo.full_name}</a> ${visibilityBadge(repo.visibility)}
+    <div><a href="/${repo.org}/${repo.name}" class="strong">${repo.full_name}</a> ${visibilityBadge(repo.visibility)}
     ${repo.description ? html`<p class="muted">${repo.description}</p>` : ''}</div>
   </li>`;
 }
@@ -29,8 +23,8 @@ export function repoRow(repo: RepoRecord) {
 /** Start page (the user's organizations, or a welcome) and organization pages (their repositories). */
 export function homeRoutes(router: Router, services: Services) {
   router.get('/', async (ctx) => {
-    const { api } = ui(ctx);
-    if (!api) {
+    const { user } = ui(ctx);
+    if (!user) {
       renderPage(
         ctx,
         { title: 'Welcome' },
@@ -40,9 +34,9 @@ export function homeRoutes(router: Router, services: Services) {
       );
       return;
     }
-    const me: Me = await api.get('/api/v1/user');
-    const orgs = me.orgs.length
-      ? html`<ul class="list">${me.orgs.map((o) => html`<li class="row"><a class="strong" href="/${o.name}">${o.name}</a> <span class="badge">${o.role}</span></li>`)}</ul>`
+    const mine = await orgsOf(services.db, user.id);
+    const orgs = mine.length
+      ? html`<ul class="list">${mine.map((o) => html`<li class="row"><a class="strong" href="/${o.name}">${o.name}</a> <span class="badge">${o.role}</span></li>`)}</ul>`
       : html`<p class="empty">You are not a member of any organization yet.</p>`;
     renderPage(
       ctx,
@@ -57,7 +51,7 @@ export function homeRoutes(router: Router, services: Services) {
     const repos = await readerFor(ctx, services).orgRepos(org);
     const list = repos.length
       ? html`<ul class="list">${repos.map(repoRow)}</ul>`
-      : html`<p class="empty">No repositories you can see. ${ui(ctx).api ? html`<a href="/-/import?org=${org}">Import one</a> or push to <code>${services.config.baseUrl}/${org}/&lt;name&gt;.git</code>.` : ''}</p>`;
+      : html`<p class="empty">No repositories you can see. ${ui(ctx).user ? html`<a href="/-/import?org=${org}">Import one</a> or push to <code>${services.config.baseUrl}/${org}/&lt;name&gt;.git</code>.` : ''}</p>`;
     renderPage(
       ctx,
       { title: org, crumbs: [{ label: org }] },

@@ -1,36 +1,55 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
-import { ApiError, seg, type ApiClient, type ApiErrorDetail } from '../apiClient.ts';
+import type { User } from '../../domain/accounts.ts';
+import { orgsOf } from '../../domain/accounts.ts';
+import { ownedOrg } from '../../domain/access.ts';
+import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, type ImportJob as JobRow } from '../../import/jobs.ts';
+import type { ImportResult } from '../../import/finalize.ts';
 import { redirectWithFlash } from '../context.ts';
-import { PageError, requireApi } from '../errors.ts';
+import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { importForm, importRequest, importValuesFromForm, type ImportValues } from '../pages/importForm.ts';
 import type { FieldErrors } from '../pages/webhookForm.ts';
 import { plural, timeTag } from '../format.ts';
+import { refusedPage, requireUser } from '../user.ts';
 
-/** An import job (SPEC §8.1). */
+/** An import job (SPEC §8.1) as the pages show it: never its credentials. */
 interface ImportJob {
   id: number;
   status: string;
-  progress: { phase?: string; percent?: number; objects_received?: number; bytes_received?: number } | null;
+  progress: { phase: string; percent: number | null; objects_received: number | null; bytes_received: number | null };
   error: string | null;
   source_url: string;
   target_org: string;
   name: string;
   visibility: string;
-  repository: {
-    full_name: string;
-    default_branch: string;
-    branches: number;
-    tags: number;
-    lfs_objects: number;
-    missing_lfs_objects?: { oid: string; size: number; error: string }[];
-  } | null;
-  created_at: string;
-  finished_at: string | null;
+  repository: (Omit<ImportResult, 'missing_lfs_objects'> & { full_name: string; missing_lfs_objects?: ImportResult['missing_lfs_objects'] }) | null;
+  created_at: number;
+  finished_at: number | null;
 }
+
+/** The view of a job, built field by field so stored credentials and lease bookkeeping never reach a page. */
+function jobView(job: JobRow): ImportJob {
+  const result: ImportResult | null = job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
+  return {
+    id: job.id,
+    status: job.status,
+    progress: { phase: job.phase ?? job.status, percent: job.percent, objects_received: job.objects_received, bytes_received: job.bytes_received },
+    error: job.error,
+    source_url: job.source_url,
+    target_org: job.target_org,
+    name: job.name,
+    visibility: job.visibility,
+    repository: result ? { ...result, full_name: `${job.target_org}/${job.name}` } : null,
+    created_at: job.created_at,
+    finished_at: job.finished_at,
+  };
+}
+
+/** The bounds the REST API's schema puts on an import request's fields. */
+const LIMITS: Record<string, number> = { source_url: 2048, auth_username: 255, auth_password: 4096, lfs_url: 2048 };
 
 const FINISHED = ['succeeded', 'failed', 'canceled'];
 const LABELS: Record<string, string> = { queued: 'Waiting to start', cloning: 'Cloning', fetching_lfs: 'Fetching LFS objects', finalizing: 'Finalizing' };
@@ -47,8 +66,17 @@ function jobId(value: string | undefined): number {
   return Number(value);
 }
 
-/** Sorts the API's 422 details under the form's fields; the source URL belongs to whichever source was chosen. */
-function importErrors(details: ApiErrorDetail[], values: ImportValues, fallback: string): FieldErrors {
+/** The job of the path, for an owner of its organization (the API's rule): 404 for anyone not in it, 403 for a member. */
+async function jobOf(services: Services, user: User, value: string | undefined): Promise<JobRow> {
+  const job = await findImportJob(services.db, jobId(value));
+  const owned = job && (await ownedOrg(services.db, job.target_org, user));
+  if (!job || !owned) throw new PageError(404, 'Not found', 'Import not found');
+  if (owned.refused) throw refusedPage(owned.refused, 'Import not found', 'Only organization owners may import repositories');
+  return job;
+}
+
+/** Sorts the 422 details under the form's fields; the source URL belongs to whichever source was chosen. */
+function importErrors(details: { path: string; message: string }[], values: ImportValues, fallback: string): FieldErrors {
   const hosted = values.source !== 'git';
   const fields: Record<string, string> = {
     source_url: hosted ? 'path' : 'url',
@@ -65,9 +93,25 @@ function importErrors(details: ApiErrorDetail[], values: ImportValues, fallback:
   return errors;
 }
 
-async function orgsOf(api: ApiClient): Promise<string[]> {
-  const me = await api.get('/api/v1/user');
-  return me.orgs.map((o: { name: string }) => o.name);
+async function orgNames(services: Services, user: User): Promise<string[]> {
+  return (await orgsOf(services.db, user.id)).map((o) => o.name);
+}
+
+/** Starts an import as the API does (an owner of the target organization; the request's own checks), or the form's errors. */
+async function startImport(services: Services, user: User, values: ImportValues, body: Record<string, string>): Promise<{ job?: JobRow; errors?: FieldErrors }> {
+  const tooLong = Object.entries(LIMITS).filter(([field, max]) => (body[field] ?? '').length > max);
+  if (tooLong.length) return { errors: importErrors(tooLong.map(([field, max]) => ({ path: `/${field}`, message: `must NOT have more than ${max} characters` })), values, 'Validation failed') };
+  const owned = await ownedOrg(services.db, body.target_org, user);
+  if (owned.refused === 'not_found') return { errors: { org: ['Organization not found'] } };
+  if (owned.refused) return { errors: { _: ['Only organization owners may import repositories'] } };
+  try {
+    const job = await createImportJob(services.db, services.config, owned.org, user, body as Record<string, string> & { source_url: string; name: string });
+    services.signals.emit('imports');
+    return { job };
+  } catch (err) {
+    if (!(err instanceof ImportRequestError)) throw err;
+    return { errors: err.kind === 'conflict' ? { name: [err.message] } : importErrors(err.details, values, err.message) };
+  }
 }
 
 function formPage(ctx: Context, values: ImportValues, orgs: string[], errors: FieldErrors) {
@@ -100,38 +144,26 @@ function progressView(job: ImportJob) {
 }
 
 /** Import: the form, the job's progress page (refreshing until the end), a status feed for the page's script, and cancel. */
-export function importRoutes(router: Router, _services: Services) {
+export function importRoutes(router: Router, services: Services) {
   router.get('/-/import', async (ctx) => {
-    const api = requireApi(ctx);
-    const orgs = await orgsOf(api);
+    const orgs = await orgNames(services, requireUser(ctx));
     const org = typeof ctx.query.org === 'string' ? ctx.query.org : (orgs[0] ?? '');
     formPage(ctx, { source: 'git', url: '', path: '', username: '', password: '', token: '', org, name: '', visibility: 'private', lfsUrl: '' }, orgs, {});
   });
 
   router.post('/-/import', async (ctx) => {
-    const api = requireApi(ctx);
+    const user = requireUser(ctx);
     const values = importValuesFromForm(ctx.state.form);
     const { body, errors } = importRequest(values);
-    if (!body) return formPage(ctx, values, await orgsOf(api), errors!);
-    let job: ImportJob;
-    try {
-      job = await api.post('/api/v1/repos/import', body);
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 401) throw err;
-      // An unknown route answers the bare 'Not found'; a missing organization names itself.
-      if (err.status === 404 && err.message === 'Not found') {
-        throw new PageError(404, 'Import unavailable', 'This server does not offer repository import.');
-      }
-      const errs = err.status === 409 ? { name: [err.message] } : err.status === 404 ? { org: [err.message] } : importErrors(err.details, values, err.message);
-      return formPage(ctx, values, await orgsOf(api), errs);
-    }
+    if (!body) return formPage(ctx, values, await orgNames(services, user), errors!);
+    const { job, errors: refused } = await startImport(services, user, values, body);
+    if (!job) return formPage(ctx, values, await orgNames(services, user), refused!);
     ctx.status = 303;
     ctx.redirect(`/-/import/${job.id}`);
   });
 
   router.get('/-/import/:id', async (ctx) => {
-    const api = requireApi(ctx);
-    const job: ImportJob = await api.get(`/api/v1/repos/import/${jobId(ctx.params.id)}`);
+    const job = jobView(await jobOf(services, requireUser(ctx), ctx.params.id));
     const running = !FINISHED.includes(job.status);
     renderPage(
       ctx,
@@ -147,22 +179,17 @@ export function importRoutes(router: Router, _services: Services) {
   });
 
   router.get('/-/import/:id/status', async (ctx) => {
-    const api = requireApi(ctx);
-    const job: ImportJob = await api.get(`/api/v1/repos/import/${jobId(ctx.params.id)}`);
+    const job = jobView(await jobOf(services, requireUser(ctx), ctx.params.id));
     ctx.type = 'application/json';
     ctx.body = { status: job.status, label: runningLabel(job), finished: FINISHED.includes(job.status), progress: job.progress ?? {} };
   });
 
   router.post('/-/import/:id/cancel', async (ctx) => {
-    const api = requireApi(ctx);
-    const id = jobId(ctx.params.id);
-    try {
-      await api.delete(`/api/v1/repos/import/${seg(id)}`);
-    } catch (err) {
-      // It ended while the page was open: show how.
-      if (err instanceof ApiError && err.status === 409) return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
-      throw err;
-    }
+    const job = await jobOf(services, requireUser(ctx), ctx.params.id);
+    const id = job.id;
+    // It ended while the page was open: show how.
+    if (!(await cancelImportJob(services.db, services.config, job))) return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
+    services.signals.emit('import-cancel', id);
     redirectWithFlash(ctx, `/-/import/${id}`, 'Import canceled.');
   });
 }

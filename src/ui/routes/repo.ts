@@ -2,11 +2,11 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import { repoDir } from '../../git/bare.ts';
-import { ApiError, seg } from '../apiClient.ts';
 import { ui } from '../context.ts';
+import { listIssues } from '../../domain/issues.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { renderPage } from '../layout.ts';
-import { readerFor, type RepoRecord } from '../reader.ts';
+import { readerFor, type RepoRecord, type SeenRepo } from '../reader.ts';
 import { readRefs, recentCommits, type RefInfo } from '../gitRead.ts';
 import { plural, shortSha, timeTag } from '../format.ts';
 import { visibilityBadge } from './home.ts';
@@ -15,18 +15,10 @@ import { parkedPushRecords } from '../../git/pushParking.ts';
 
 const SHOWN_REFS = 50;
 
-/** True when the signed-in user owns the repository's organization (site admins own all). */
-export async function isOwner(ctx: Context, org: string): Promise<boolean> {
-  const api = ui(ctx).api;
-  if (!api) return false;
-  const me = await api.get('/api/v1/user');
-  return me.is_admin || me.orgs.some((o: { name: string; role: string }) => o.name === org && o.role === 'owner');
-}
-
 /** The title block and tabs shared by a repository's pages. */
 export function repoHeader(repo: RepoRecord, owner: boolean, active: 'code' | 'settings'): SafeHtml {
-  const base = `/${repo.owner.login}/${repo.name}`;
-  return html`<div class="heading"><h1><a href="/${repo.owner.login}">${repo.owner.login}</a> / <a href="${base}">${repo.name}</a> ${visibilityBadge(repo.visibility)}</h1></div>
+  const base = `/${repo.org}/${repo.name}`;
+  return html`<div class="heading"><h1><a href="/${repo.org}">${repo.org}</a> / <a href="${base}">${repo.name}</a> ${visibilityBadge(repo.visibility)}</h1></div>
   ${repo.description ? html`<p class="muted">${repo.description}</p>` : ''}
   <nav class="tabs"><a href="${base}" ${active === 'code' ? html`aria-current="page"` : ''}>Code</a>${owner ? html`<a href="${base}/settings/hooks" ${active === 'settings' ? html`aria-current="page"` : ''}>Settings · Webhooks</a>` : ''}</nav>`;
 }
@@ -38,17 +30,10 @@ function refList(title: string, refs: RefInfo[]) {
   ${refs.length ? html`<ul class="refs">${shown.map((r) => html`<li><span class="ref">${r.name}</span> <code class="sha">${shortSha(r.sha)}</code></li>`)}${more}</ul>` : html`<p class="empty">None.</p>`}</section>`;
 }
 
-async function issuesSection(ctx: Context, repo: RepoRecord): Promise<SafeHtml | ''> {
-  const api = ui(ctx).api;
-  if (!api) return '';
-  let issues: { number: number; title: string; state: string; created_at: string }[];
-  try {
-    issues = await api.get(`/api/v1/repos/${seg(repo.owner.login)}/${seg(repo.name)}/issues?state=open&limit=20`);
-  } catch (err) {
-    // The repository was just read, so a 404 here means this server has no issues API: the section is left out.
-    if (err instanceof ApiError && err.status === 404) return '';
-    throw err;
-  }
+// Signed out, the section is left out, as it was when the pages read issues through the API (which needs a token).
+async function issuesSection(ctx: Context, services: Services, repo: SeenRepo): Promise<SafeHtml | ''> {
+  if (!ui(ctx).user) return '';
+  const issues = await listIssues(services.db, repo.repository, { kind: 'issue', state: 'open', limit: 20 });
   const list = issues.length
     ? html`<ul class="list">${issues.map((i) => html`<li class="row"><span><span class="muted">#${i.number}</span> ${i.title}</span> ${timeTag(i.created_at)}</li>`)}</ul>`
     : html`<p class="empty">No open issues.</p>`;
@@ -61,8 +46,8 @@ export function repoRoutes(router: Router, services: Services) {
     // A clone URL pasted into the browser shows the repository, as on other forges.
     if (ctx.params.repo.endsWith('.git') && ctx.params.repo.length > 4) return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
-    const dir = repoDir(services.config.reposDir, repo.owner.login, repo.name);
-    const [refs, owner, issues, failing, parked] = await Promise.all([readRefs(dir), isOwner(ctx, repo.owner.login), issuesSection(ctx, repo), failingPushRecords(services.db, repo.id), parkedPushRecords(services.db, repo.id)]);
+    const dir = repoDir(services.config.reposDir, repo.org, repo.name);
+    const [refs, owner, issues, failing, parked] = await Promise.all([readRefs(dir), repo.access.admin, issuesSection(ctx, services, repo), failingPushRecords(services.db, repo.id), parkedPushRecords(services.db, repo.id)]);
     // A push whose events keep failing to be recorded is said here: its webhooks are not told yet.
     const pushNote = failing
       ? html`<p class="flash error" role="status">The webhook events of ${plural(failing.count, 'push', 'pushes')} have not been recorded yet (${plural(failing.attempts, 'failed attempt')}); the next try is ${timeTag(new Date(failing.nextTryAt).toISOString())}.</p>`
@@ -80,7 +65,7 @@ export function repoRoutes(router: Router, services: Services) {
       : html`<section class="card"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre></section>`;
     renderPage(
       ctx,
-      { title: repo.full_name, crumbs: [{ label: repo.owner.login, href: `/${repo.owner.login}` }, { label: repo.name }] },
+      { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
       html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><input id="clone-url" readonly value="${repo.clone_url}"><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>

@@ -1,36 +1,54 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Services } from '../../services.ts';
-import { ApiError, seg, type ApiClient } from '../apiClient.ts';
+import { notifyDeliveries, type Services } from '../../services.ts';
+import type { Db } from '../../db/connect.ts';
+import { checkWebhookInput } from '../../domain/webhookInput.ts';
+import type { Webhook } from '../../webhooks/model.ts';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, WebhookRefused, type WebhookInput } from '../../webhooks/store.ts';
+import { lastDeliveries } from '../../webhooks/history.ts';
 import { redirectWithFlash } from '../context.ts';
-import { PageError, requireApi } from '../errors.ts';
+import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage, type Crumb } from '../layout.ts';
 import { timeTag } from '../format.ts';
 import { repoHeader } from './repo.ts';
 import { chosenEvents, fieldErrors, valuesFromForm, valuesFromRecord, webhookForm, type FieldErrors, type HookValues } from '../pages/webhookForm.ts';
-import type { RepoRecord } from '../reader.ts';
+import { readerFor, type RepoRecord, type SeenRepo } from '../reader.ts';
+import { requireUser } from '../user.ts';
 
-/** A webhook record (SPEC §5.1). */
+/** A webhook as the pages show it (never its secret). */
 export interface Hook {
   id: number;
   url: string;
   events: string[];
   active: boolean;
   branch_filter: string | null;
-  last_delivery: { id: number; result: string | null; status_code: number | null; timestamp: string | null } | null;
-  secret?: string;
+  last_delivery: { result: 'Success' | 'Failed' | null; status_code: number | null; timestamp: number | null } | null;
 }
 
-/** The repository, its API path and its webhooks' page path, for every page of this file. */
-export async function hookContext(ctx: Context) {
-  const api = requireApi(ctx);
-  const { org, repo: name } = ctx.params;
-  const apiBase = `/api/v1/repos/${seg(org)}/${seg(name)}`;
-  const repo: RepoRecord = await api.get(apiBase);
-  const pageBase = `/${repo.owner.login}/${repo.name}/settings/hooks`;
-  const crumbs: Crumb[] = [{ label: repo.owner.login, href: `/${repo.owner.login}` }, { label: repo.name, href: `/${repo.owner.login}/${repo.name}` }, { label: 'Webhooks', href: pageBase }];
-  return { api, repo, apiBase: `${apiBase}/webhooks`, pageBase, crumbs };
+/** The views of webhooks, each with its latest delivery. */
+export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
+  const last = await lastDeliveries(db, hooks.map((h) => h.id));
+  return hooks.map((h) => {
+    const d = last.get(h.id);
+    return {
+      id: h.id,
+      url: h.url,
+      events: h.events,
+      active: h.active,
+      branch_filter: h.branch_filter,
+      last_delivery: d ? { result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null, status_code: d.status_code, timestamp: d.last_attempt_at } : null,
+    };
+  });
+}
+
+/** The signed-in user, the repository (its owners only, as the API's webhook routes), and its webhooks' page path, for every page of this file. */
+export async function hookContext(ctx: Context, services: Services) {
+  const user = requireUser(ctx);
+  const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo, 'admin');
+  const pageBase = `/${repo.org}/${repo.name}/settings/hooks`;
+  const crumbs: Crumb[] = [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name, href: `/${repo.org}/${repo.name}` }, { label: 'Webhooks', href: pageBase }];
+  return { user, repo, pageBase, crumbs };
 }
 
 /** A webhook id from the path; anything but a positive integer is a 404 page. */
@@ -39,14 +57,11 @@ export function hookId(value: string | undefined): number {
   return Number(value);
 }
 
-/** Reads a webhook of this repository; a server without the webhooks API shows a page saying so. */
-export async function getHooks<T>(api: ApiClient, path: string): Promise<T> {
-  try {
-    return await api.get(path);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404 && /\/webhooks$/.test(path)) throw new PageError(404, 'Webhooks unavailable', 'This server does not offer webhooks.');
-    throw err;
-  }
+/** The webhook of the path in this repository, or a 404 page (a webhook of another repository is not found either). */
+export async function hookOf(services: Services, repo: SeenRepo, value: string | undefined): Promise<Webhook> {
+  const hook = await findWebhook(services.db, hookId(value));
+  if (!hook || hook.repository_id !== repo.id) throw new PageError(404, 'Not found', 'Webhook not found');
+  return hook;
 }
 
 function lastResult(hook: Hook) {
@@ -61,24 +76,32 @@ function eventsLabel(events: string[]): string {
   return events.includes('*') ? 'everything' : events.join(', ');
 }
 
-/** Validates what the API cannot know (the form's own choice), then builds the API body. */
-function toBody(values: HookValues, editing: boolean): { body?: Record<string, unknown>; errors?: FieldErrors } {
+/** Checks the form's own choice, then the webhook's fields as the API checks them; the input for the store, or errors by field. */
+async function toInput(services: Services, values: HookValues, editing: boolean): Promise<{ input?: WebhookInput; errors?: FieldErrors }> {
   const events = chosenEvents(values);
   if (events.length === 0) return { errors: { events: ['Choose at least one event.'] } };
-  const body: Record<string, unknown> = { url: values.url, content_type: 'json', events, active: values.active };
+  const body: WebhookInput = { url: values.url, content_type: 'json', events, active: values.active };
   if (values.secret !== '') body.secret = values.secret;
   if (values.branchFilter !== '') body.branch_filter = values.branchFilter;
   else if (editing) body.branch_filter = null;
-  return { body };
+  const checked = await checkWebhookInput(services.config, body);
+  return checked.problems ? { errors: fieldErrors(checked.problems, 'Validation failed') } : { input: checked.input };
+}
+
+/** A refusal of the store (a duplicate URL, too many webhooks) as errors by field. */
+function refusedErrors(err: unknown): FieldErrors {
+  if (err instanceof WebhookRefused) return fieldErrors([{ path: err.path, message: err.message }], err.message);
+  throw err;
 }
 
 /** Repository → Settings → Webhooks: list, add, edit, delete with a confirmation page. */
-export function webhookRoutes(router: Router, _services: Services) {
+export function webhookRoutes(router: Router, services: Services) {
+  const { db, config } = services;
   const base = '/:org/:repo/settings/hooks';
 
   router.get(base, async (ctx) => {
-    const { api, repo, apiBase, pageBase, crumbs } = await hookContext(ctx);
-    const hooks = await getHooks<Hook[]>(api, apiBase);
+    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+    const hooks = await hookViews(db, await listWebhooks(db, repo.id));
     const rows = hooks.map(
       (h) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
       <td>${eventsLabel(h.events)}</td><td>${h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
@@ -102,23 +125,24 @@ export function webhookRoutes(router: Router, _services: Services) {
     );
 
   router.get(`${base}/new`, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx);
+    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
     formPage(ctx, repo, crumbs, pageBase, { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '' }, {}, false);
   });
 
   router.post(base, async (ctx) => {
-    const { api, repo, apiBase, pageBase, crumbs } = await hookContext(ctx);
+    const { user, repo, pageBase, crumbs } = await hookContext(ctx, services);
     const values = valuesFromForm(ctx.state.form);
-    const { body, errors } = toBody(values, false);
-    if (!body) return formPage(ctx, repo, crumbs, pageBase, values, errors!, false);
-    let created: Hook;
+    const { input, errors } = await toInput(services, values, false);
+    if (!input) return formPage(ctx, repo, crumbs, pageBase, values, errors!, false);
+    let created: { webhook: Webhook; secret: string };
     try {
-      created = await api.post(apiBase, body);
+      created = await createWebhook(db, config, repo.repository, user, { ...input, url: input.url! });
     } catch (err) {
-      if (err instanceof ApiError && (err.status === 422 || err.status === 409)) return formPage(ctx, repo, crumbs, pageBase, values, fieldErrors(err.details, err.message), false);
-      throw err;
+      return formPage(ctx, repo, crumbs, pageBase, values, refusedErrors(err), false);
     }
-    if (values.secret !== '' || !created.secret) return redirectWithFlash(ctx, `${pageBase}/${created.id}`, 'Webhook added. A ping was sent to check it.');
+    if (created.webhook.active) notifyDeliveries(services);
+    const id = created.webhook.id;
+    if (values.secret !== '') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook added. A ping was sent to check it.');
     // A generated secret exists only in this answer: show it now, never again.
     renderPage(
       ctx,
@@ -126,34 +150,33 @@ export function webhookRoutes(router: Router, _services: Services) {
       html`<section class="card narrow"><h1>Webhook added</h1><p>Wharf generated this secret. Copy it now: it will not be shown again.</p>
       <div class="copy"><input id="new-secret" readonly value="${created.secret}" class="secret"><button type="button" class="js-only" data-copy="#new-secret">Copy</button></div>
       <p>Receivers verify <code>X-Service-Signature</code> (HMAC-SHA256 of the body with this secret) or the Standard Webhooks headers.</p>
-      <p><a class="button primary" href="${pageBase}/${created.id}">Go to the webhook</a></p></section>`,
+      <p><a class="button primary" href="${pageBase}/${id}">Go to the webhook</a></p></section>`,
     );
   });
 
   router.get(`${base}/:id/edit`, async (ctx) => {
-    const { api, repo, apiBase, pageBase, crumbs } = await hookContext(ctx);
-    const hook: Hook = await api.get(`${apiBase}/${hookId(ctx.params.id)}`);
+    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+    const hook = await hookOf(services, repo, ctx.params.id);
     formPage(ctx, repo, crumbs, `${pageBase}/${hook.id}`, valuesFromRecord(hook), {}, true);
   });
 
   router.post(`${base}/:id`, async (ctx) => {
-    const { api, repo, apiBase, pageBase, crumbs } = await hookContext(ctx);
-    const id = hookId(ctx.params.id);
+    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+    const { id } = await hookOf(services, repo, ctx.params.id);
     const values = valuesFromForm(ctx.state.form);
-    const { body, errors } = toBody(values, true);
-    if (!body) return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, errors!, true);
+    const { input, errors } = await toInput(services, values, true);
+    if (!input) return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, errors!, true);
     try {
-      await api.patch(`${apiBase}/${id}`, body);
+      if (!(await updateWebhook(db, config, id, input))) throw new PageError(404, 'Not found', 'Webhook not found');
     } catch (err) {
-      if (err instanceof ApiError && (err.status === 422 || err.status === 409)) return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, fieldErrors(err.details, err.message), true);
-      throw err;
+      return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, refusedErrors(err), true);
     }
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook updated.');
   });
 
   router.get(`${base}/:id/delete`, async (ctx) => {
-    const { api, repo, apiBase, pageBase, crumbs } = await hookContext(ctx);
-    const hook: Hook = await api.get(`${apiBase}/${hookId(ctx.params.id)}`);
+    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+    const hook = await hookOf(services, repo, ctx.params.id);
     renderPage(
       ctx,
       { title: 'Delete webhook', crumbs: [...crumbs, { label: 'Delete' }] },
@@ -163,8 +186,8 @@ export function webhookRoutes(router: Router, _services: Services) {
   });
 
   router.post(`${base}/:id/delete`, async (ctx) => {
-    const { api, apiBase, pageBase } = await hookContext(ctx);
-    await api.delete(`${apiBase}/${hookId(ctx.params.id)}`);
+    const { repo, pageBase } = await hookContext(ctx, services);
+    await deleteWebhook(db, (await hookOf(services, repo, ctx.params.id)).id);
     redirectWithFlash(ctx, pageBase, 'Webhook deleted.');
   });
 }
