@@ -9,7 +9,8 @@ import { WHARF_BIN } from '../helpers/cli.ts';
 import type { TestLike } from '../helpers/wharf.ts';
 import { connect } from '../../src/db/connect.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
-import { waitFor, type Received } from './receiver.ts';
+import type { Received } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** One real `wharf serve` process. */
 export interface Node {
@@ -60,7 +61,7 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
     const node: Node = { child, url: '', exited, kill: async () => void (child.kill('SIGKILL'), await exited), attemptsLogged: () => out.split('"delivery attempt"').length - 1 };
     nodes.add(node);
     void exited.then(() => nodes.delete(node));
-    await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 120_000);
+    await waitFor(() => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), { what: 'wharf serve to listen', timeoutMs: 120_000 });
     node.url = /listening on (http:\/\/\S+)/.exec(out)![1];
     return Object.assign(node, { token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1] });
   }
