@@ -10,8 +10,9 @@ const GUARD = new URL('../helpers/loopbackOnly.mjs', import.meta.url).href;
  * Runs `code` (an ES module) in a child Node process with the guard loaded, as tap loads it
  * into every test process, and a log of its own (not this process's). Before `code` runs,
  * a safety net wraps the (guarded) connect: a connection the guard let through is
- * destroyed in the same tick, before Node attempts it, and printed "NOT REFUSED", so
- * this test never sends a packet off the machine even with the guard broken. (A code that
+ * destroyed and printed "NOT REFUSED". The address tried is 0.0.0.0, which the guard
+ * refuses (it is not loopback) but Linux delivers to this host itself, so even a broken
+ * guard sends nothing off the machine. (A code that
  * sets globalThis.noSafetyNet brings its own.)
  */
 function runGuarded(code: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -34,16 +35,16 @@ net.Socket.prototype.connect = function (...args) {
   return new Promise((resolve) => child.on('close', (exit) => resolve({ code: exit, stdout, stderr })));
 }
 
-const MESSAGE = /loopback guard: refused an outbound connection to 192\.0\.2\.1:80; tests may only connect to 127\.0\.0\.0\/8 and ::1/;
+const MESSAGE = /loopback guard: refused an outbound connection to 0\.0\.0\.0:80; tests may only connect to 127\.0\.0\.0\/8 and ::1/;
 
 t.test('this test process runs with the guard, and hands it to the processes it starts', async (t) => {
   t.equal(net.Socket.prototype.connect.name, 'guardedConnect', 'connect is guarded here');
   t.match(process.env.NODE_OPTIONS, /--import=file:\S+\/test\/helpers\/loopbackOnly\.mjs/, 'NODE_OPTIONS carries it to child Node processes');
 });
 
-t.test('a connection to 192.0.2.1 (TEST-NET) is refused before it is attempted, and fails the process even when caught', async (t) => {
+t.test('a connection to 0.0.0.0 (not loopback by the guard\'s rule, yet Linux delivers it to this host, so even a broken guard sends nothing off the machine) is refused before it is attempted, and fails the process even when caught', async (t) => {
   const run = await runGuarded(`
-try { net.connect(80, '192.0.2.1'); console.log('connect returned'); } catch (err) { console.log('threw: ' + err.message); }
+try { net.connect(80, '0.0.0.0'); console.log('connect returned'); } catch (err) { console.log('threw: ' + err.message); }
 `);
   t.match(run.stdout, /^threw: /, 'thrown by connect itself, in the calling tick: nothing was sent');
   t.match(run.stdout, MESSAGE);
@@ -54,7 +55,7 @@ try { net.connect(80, '192.0.2.1'); console.log('connect returned'); } catch (er
 
 t.test('fetch (undici) is refused the same way', async (t) => {
   const run = await runGuarded(`
-try { await fetch('http://192.0.2.1/'); console.log('fetched'); } catch (err) { console.log('rejected: ' + (err.cause?.message ?? err.message)); }
+try { await fetch('http://0.0.0.0/'); console.log('fetched'); } catch (err) { console.log('rejected: ' + (err.cause?.message ?? err.message)); }
 `);
   t.match(run.stdout, /^rejected: /);
   t.match(run.stdout, MESSAGE);
@@ -63,18 +64,18 @@ try { await fetch('http://192.0.2.1/'); console.log('fetched'); } catch (err) { 
 });
 
 t.test('a host name is checked on the addresses it resolves to', async (t) => {
-  // A lookup of the test's own, so no resolver is asked: the name resolves to TEST-NET. Its
+  // A lookup of the test's own, so no resolver is asked: the name resolves to 0.0.0.0, which Linux routes to this host itself. Its
   // safety net: a resolved address reaches the 'lookup' event in the tick before Node
   // connects (one address family, so one address), where the socket is destroyed; the
   // lookup answers in a later tick, so the listener is there to hear it.
   const run = await runGuarded(`
 globalThis.noSafetyNet = true;
-const lookup = (host, opts, cb) => setImmediate(() => (opts.all ? cb(null, [{ address: '192.0.2.1', family: 4 }]) : cb(null, '192.0.2.1', 4)));
+const lookup = (host, opts, cb) => setImmediate(() => (opts.all ? cb(null, [{ address: '0.0.0.0', family: 4 }]) : cb(null, '0.0.0.0', 4)));
 const s = net.connect({ host: 'outside.test', port: 80, lookup, autoSelectFamily: false });
 s.on('lookup', (err, ip) => { if (!err) { s.destroy(); console.log('NOT REFUSED ' + ip); } });
 s.on('error', (err) => console.log('error: ' + err.message));
 `);
-  t.match(run.stdout, /error: loopback guard: refused an outbound connection to outside\.test \(192\.0\.2\.1\):80/);
+  t.match(run.stdout, /error: loopback guard: refused an outbound connection to outside\.test \(0\.0\.0\.0\):80/);
   t.notMatch(run.stdout, /NOT REFUSED/);
   t.equal(run.code, 1);
 });
