@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
 import { connect } from '../../src/db/connect.ts';
 import { issueToken } from '../../src/domain/tokens.ts';
+import { clockPast } from '../helpers/wait.ts';
 
 /** Asserts a SPEC §4 error body. */
 function isError(t: Test, answer: { status: number; body: any; headers: Headers }, status: number, code: string) {
@@ -39,7 +40,7 @@ t.test('tokens: missing, malformed, unknown, expired and revoked are 401', async
 
   const db = w.running.services.db;
   const expired = await issueToken(db, 1, 'short', 1);
-  await new Promise((r) => setTimeout(r, 5));
+  await clockPast(Date.parse(expired.expires_at!));
   isError(t, await w.api('GET', '/api/v1/user', { token: expired.token }), 401, 'unauthorized');
 
   const made = await w.api('POST', '/api/v1/user/tokens', { body: { name: 'ci', expires_in: '30d' } });

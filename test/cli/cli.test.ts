@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { runCli, WHARF_BIN } from '../helpers/cli.ts';
+import { runCli } from '../helpers/cli.ts';
+import { startServeProcess } from '../helpers/serveProcess.ts';
 
 async function environment(t: any) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-cli-'));
@@ -39,21 +39,10 @@ t.test('org, user and token commands, with their exit codes', async (t) => {
 t.test('serve: first start prints an admin token that works; CLI tokens work; SIGTERM exits 0', async (t) => {
   const env = await environment(t);
   t.equal((await runCli(['org', 'create', 'acme'], env)).code, 0);
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c) => (out += c));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no token printed: ${out}`)), 20_000);
-    child.stdout.on('data', () => {
-      if (/Admin token.*: wharf_\S+/.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  const url = /listening on (http:\/\/\S+)/.exec(out)![1];
-  const adminToken = /Admin token.*: (wharf_\S+)/.exec(out)![1];
+  const node = await startServeProcess(env, { t, timeoutMs: 20_000 });
+  const { url } = node;
+  const adminToken = node.token!;
+  t.match(adminToken, /^wharf_\S+$/, 'the first start printed an admin token');
   const me = await fetch(`${url}/api/v1/user`, { headers: { authorization: `Bearer ${adminToken}` } });
   t.equal(me.status, 200);
   t.equal((await me.json()).login, 'admin');
@@ -63,8 +52,7 @@ t.test('serve: first start prints an admin token that works; CLI tokens work; SI
   const bob = await fetch(`${url}/api/v1/user`, { headers: { authorization: `Bearer ${bobToken}` } });
   t.same((await bob.json()).orgs, [{ name: 'acme', role: 'member' }]);
 
-  child.kill('SIGTERM');
-  t.equal(await exited, 0);
+  t.equal(await node.stop(), 0);
 });
 
 t.test('bad configuration stops start-up with one line naming the variable', async (t) => {

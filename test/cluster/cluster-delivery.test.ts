@@ -2,7 +2,8 @@
 // deliveries through FOR UPDATE SKIP LOCKED claims and leases.
 import t from 'tap';
 import { postgresUrl } from '../helpers/database.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { attemptsByGuid, startFleet } from '../delivery/fleet.ts';
 
 const CONCURRENCY = 8;
@@ -27,14 +28,14 @@ t.test(
     const a = fleet.first;
     await fleet.raise(N);
     const succeeded = () => new Set(rx.received.filter((r) => r.event !== 'ping' && !(r.attempt === 1 && r.guid.charCodeAt(0) % 4 === 0)).map((r) => r.guid)).size;
-    await waitFor('a third of the deliveries to succeed', () => succeeded() >= N / 3 && b.attemptsLogged() > 0, 120_000);
+    await waitFor(() => succeeded() >= N / 3 && b.attemptsLogged() > 0, { what: 'a third of the deliveries to succeed', timeoutMs: 120_000 });
     await b.kill();
     const killedAt = Date.now();
     const byB = b.attemptsLogged();
-    await waitFor('every delivery to finish on the two nodes left', async () => {
+    await waitFor(async () => {
       const c = await fleet.counts();
       return c.total === N && c.pending === 0;
-    }, 120_000);
+    }, { what: 'every delivery to finish on the two nodes left', timeoutMs: 120_000 });
     const rows = await fleet.deliveries();
     t.ok(rows.every((r) => r.status === 'success'), 'every delivery succeeded');
 

@@ -6,7 +6,9 @@ import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess, type ServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient, refList } from '../helpers/git.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { deliveriesSettled, pushesRecorded, waitFor } from '../helpers/wait.ts';
+import { connect } from '../../src/db/connect.ts';
 import { generateShapedRepo } from '../git/bigRepo.ts';
 
 /** Starts one node of the push cluster: a real `wharf serve` (see startServeProcess). */
@@ -68,8 +70,15 @@ t.test('three nodes on one Postgres and one REPOS_DIR: the node a big push lande
 
   const expected = branches + 1;
   const pushes = () => rx.received.filter((r) => r.event === 'push');
-  await waitFor('every push event delivered by B or C', () => new Set(pushes().map((r) => r.guid)).size >= expected, 180_000);
-  await new Promise((r) => setTimeout(r, 500)); // time for a wrong extra event to show up
+  await waitFor(() => new Set(pushes().map((r) => r.guid)).size >= expected, { what: 'every push event delivered by B or C', timeoutMs: 180_000 });
+  // Every push record recorded and every push delivery settled: no event can be raised or sent any more, so the receiver's count is final.
+  const db = connect(database.url);
+  try {
+    await pushesRecorded(db, { timeoutMs: 60_000 });
+    await deliveriesSettled(db, { webhookId: hook.body.id, event: 'push', count: expected }, { timeoutMs: 60_000 });
+  } finally {
+    await db.destroy();
+  }
   const byGuid = new Map(pushes().map((r) => [r.guid, JSON.parse(r.body.toString())]));
   t.equal(byGuid.size, expected, 'one event per branch');
   const local = refList(await g.ok(['show-ref'], { cwd: src }));

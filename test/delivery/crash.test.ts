@@ -5,7 +5,8 @@ import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** Starts `wharf serve` as a real child process (see startServeProcess). */
 const serve = (env: Record<string, string>) => startServeProcess(env);
@@ -48,7 +49,7 @@ t.test('SIGKILL in the middle of a storm of deliveries, then restart: every deli
     for (const b of batch) if (b.status === 202) guids.add(b.body.guid);
   }
   t.equal(guids.size, 400, '400 pings queued');
-  await waitFor('the storm to be under way', () => new Set(rx.received.map((r) => r.guid)).size >= 150, 60_000);
+  await waitFor(() => new Set(rx.received.map((r) => r.guid)).size >= 150, { what: 'the storm to be under way', timeoutMs: 60_000 });
   first.child.kill('SIGKILL');
   await first.exited;
   const atKill = new Set(rx.received.map((r) => r.guid)).size;
@@ -57,12 +58,10 @@ t.test('SIGKILL in the middle of a storm of deliveries, then restart: every deli
   const second = await serve(env);
   current = second.child;
   const done = await waitFor(
-    'every delivery to succeed after the restart',
     async () => {
       const res = await api(second.url, 'GET', `/api/v1/webhooks/${hook.body.id}/deliveries?limit=1`);
       return res.body?.successful === guids.size + 1 && res.body.pending === 0 ? res.body : null;
-    },
-    90_000,
+    }, { what: 'every delivery to succeed after the restart', timeoutMs: 90_000 },
   );
   t.match(done, { total: guids.size + 1, successful: guids.size + 1, failed: 0, pending: 0 });
   const distinct = new Set(rx.received.map((r) => r.guid));

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { attemptsByGuid, startFleet, upTo } from './fleet.ts';
 
 const CONCURRENCY = 8;
@@ -9,14 +10,14 @@ t.test('SIGKILL mid-delivery to a receiver that always fails: every delivery is 
   const rx = await startReceiver(t, () => ({ status: 500, delayMs: 30 }));
   const fleet = await startFleet(t, { WEBHOOK_CONCURRENCY: String(CONCURRENCY), WEBHOOK_RETRY_SCHEDULE: SCHEDULE, WEBHOOK_TIMEOUT: '1s' }, rx.url);
   await fleet.raise(300);
-  await waitFor('the deliveries to be under way', () => attemptsByGuid(rx.received).size >= 120, 60_000);
+  await waitFor(() => attemptsByGuid(rx.received).size >= 120, { what: 'the deliveries to be under way', timeoutMs: 60_000 });
   await fleet.first.kill();
   const atKill = rx.received.length;
   await fleet.serve();
-  await waitFor('every delivery to have failed for good', async () => {
+  await waitFor(async () => {
     const c = await fleet.counts();
     return c.total === 300 && c.pending === 0;
-  }, 120_000);
+  }, { what: 'every delivery to have failed for good', timeoutMs: 120_000 });
   const rows = await fleet.deliveries();
   t.ok(rows.every((r) => r.status === 'failed'), 'every delivery failed for good');
 

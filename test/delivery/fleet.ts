@@ -2,22 +2,16 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { Knex } from 'knex';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
+import { startServeProcess, type ServeProcess } from '../helpers/serveProcess.ts';
 import type { TestLike } from '../helpers/wharf.ts';
 import { connect } from '../../src/db/connect.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
-import { waitFor, type Received } from './receiver.ts';
+import { type Received } from './receiver.ts';
 
-/** One real `wharf serve` process. */
-export interface Node {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<unknown>;
-  /** SIGKILL, and wait until it is gone. */
-  kill(): Promise<void>;
+/** One real `wharf serve` process of the fleet. */
+export interface Node extends ServeProcess {
   /** The delivery attempts it logged so far (with LOG_LEVEL info). */
   attemptsLogged(): number;
 }
@@ -41,7 +35,7 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
     ...env,
   };
   const nodes = new Set<Node>();
-  let started = 0;
+  let count = 0;
   let db: Knex | undefined;
   t.teardown(async () => {
     for (const n of nodes) n.child.kill('SIGKILL');
@@ -53,16 +47,11 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
 
   /** Starts one more `wharf serve` and waits until it listens (and, on first start, printed its admin token). */
   async function serve(): Promise<Node & { token?: string }> {
-    const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...base, DATA_DIR: path.join(dir, `data-${++started}`) }, stdio: ['ignore', 'pipe', 'ignore'] });
-    const exited = new Promise((resolve) => child.on('close', resolve));
-    let out = '';
-    child.stdout!.on('data', (c) => (out += c));
-    const node: Node = { child, url: '', exited, kill: async () => void (child.kill('SIGKILL'), await exited), attemptsLogged: () => out.split('"delivery attempt"').length - 1 };
+    const started = await startServeProcess({ ...base, DATA_DIR: path.join(dir, `data-${++count}`) });
+    const node: Node & { token?: string } = { ...started, attemptsLogged: () => started.output().split('"delivery attempt"').length - 1 };
     nodes.add(node);
-    void exited.then(() => nodes.delete(node));
-    await waitFor('wharf serve to listen', () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out)), 120_000);
-    node.url = /listening on (http:\/\/\S+)/.exec(out)![1];
-    return Object.assign(node, { token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1] });
+    void started.exited.then(() => nodes.delete(node));
+    return node;
   }
 
   const first = await serve();

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook, raise } from './build.ts';
 import { startSibling } from './servers.ts';
 import { connect } from '../../src/db/connect.ts';
@@ -12,7 +13,7 @@ t.test('deliveries leave from DELIVERY_SOURCE_ADDRESS; /meta publishes the range
   const rx = await startReceiver(t);
   rx.server.on('request', (req) => sources.push(String(req.socket.remoteAddress)));
   await buildWebhook(w, repo, rx);
-  await waitFor('the creation ping', () => rx.received.length === 1);
+  await waitFor(() => rx.received.length === 1, { what: 'the creation ping' });
   t.same(sources, ['127.0.0.2'], 'the socket was bound to the configured source address');
   const meta = await w.api('GET', '/api/v1/meta', { token: null });
   t.same(meta.body.hooks, ['127.0.0.0/8']);
@@ -23,7 +24,7 @@ t.test('finished deliveries older than DELIVERY_RETENTION are pruned; pending on
   const repo = await buildRepo(w, 'acme', 'app');
   const rx = await startReceiver(t);
   const hook = await buildWebhook(w, repo, rx);
-  await waitFor('the creation ping recorded', async () => (await w.api('GET', `/api/v1/webhooks/${hook.id}/deliveries`)).body.successful === 1);
+  await waitFor(async () => (await w.api('GET', `/api/v1/webhooks/${hook.id}/deliveries`)).body.successful === 1, { what: 'the creation ping recorded' });
   const off = await buildWebhook(w, repo, rx, { url: 'http://127.0.0.1:9/off', active: false });
   await w.stop();
   // A pending delivery, due in an hour: pruning must leave it alone.
@@ -33,10 +34,10 @@ t.test('finished deliveries older than DELIVERY_RETENTION are pruned; pending on
   await db.destroy();
   // A process with a 1 ms retention prunes at start-up.
   const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1ms' });
-  const rows = await waitFor('the finished ping pruned', async () => {
+  const rows = await waitFor(async () => {
     const r = await sibling.services.db('deliveries').select('webhook_id', 'status');
     return r.every((d: any) => d.status === 'pending') ? r : null;
-  });
+  }, { what: 'the finished ping pruned' });
   t.same(rows.map((r: any) => [Number(r.webhook_id), r.status]), [[off.id, 'pending']], 'only the pending delivery is left');
   t.equal(Number((await sibling.services.db('delivery_attempts').count({ n: '*' }))[0].n), 0, 'attempts went with their deliveries');
   await sibling.stop();
@@ -48,13 +49,13 @@ t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION
   const rx = await startReceiver(t, (r) => ({ status: r.path === '/failing' ? 500 : 200 }));
   const hook = await buildWebhook(w, repo, rx, { events: ['push'] });
   const failing = await buildWebhook(w, repo, rx, { url: `${rx.url}/failing`, events: ['release'] });
-  await waitFor('the creation pings', () => rx.received.length === 2);
+  await waitFor(() => rx.received.length === 2, { what: 'the creation pings' });
   // old: delivered long ago. unheard: nobody wanted it. pending: its delivery is still being retried.
   // redeliverable: old, but its delivery finished recently. recent: new and delivered.
   const [old, unheard, pending, redeliverable, recent] = await raise(w, repo, [{ type: 'push' }, { type: 'issue' }, { type: 'release' }, { type: 'push' }, { type: 'push' }]);
-  await waitFor('every first attempt', () => rx.received.length === 6);
+  await waitFor(() => rx.received.length === 6, { what: 'every first attempt' });
   const db = w.running.services.db;
-  await waitFor('the results written', async () => Number((await db('deliveries').whereNotNull('last_attempt_at').count({ n: '*' }))[0].n) === 6);
+  await waitFor(async () => Number((await db('deliveries').whereNotNull('last_attempt_at').count({ n: '*' }))[0].n) === 6, { what: 'the results written' });
   await w.stop();
 
   // Age the rows as days would: events two hours old, their deliveries finished then, but one.
@@ -70,10 +71,10 @@ t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION
 
   const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1h' });
   const sdb = sibling.services.db;
-  const left = await waitFor('the old events pruned', async () => {
+  const left = await waitFor(async () => {
     const rows = await sdb('events').orderBy('id').select('id', 'payload');
     return rows.length === 3 ? rows : null;
-  });
+  }, { what: 'the old events pruned' });
   t.same(left.map((r: any) => Number(r.id)), [pending, redeliverable, recent], 'the delivered-long-ago and the unheard events are gone');
   t.ok(left.every((r: any) => typeof r.payload === 'string' && r.payload.length > 0), 'the events kept keep their payloads');
   t.same((await sdb('deliveries').whereNotNull('event_id').orderBy('event_id').pluck('event_id')).map(Number), [pending, redeliverable, recent], 'only their deliveries are left');
@@ -84,7 +85,7 @@ t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION
   t.equal(original?.body.toString('utf8'), left[1].payload, 'the original delivery sent the stored payload');
   const retry = await fetch(`${sibling.url}/api/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${w.adminToken}` } });
   t.equal(retry.status, 202);
-  const again = await waitFor('the redelivery', () => rx.received.find((r) => r.guid === original!.guid && r !== original));
+  const again = await waitFor(() => rx.received.find((r) => r.guid === original!.guid && r !== original), { what: 'the redelivery' });
   t.ok(again.body.equals(original!.body), 'the redelivery sent the same bytes');
   await sibling.stop();
 });

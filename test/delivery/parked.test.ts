@@ -2,7 +2,8 @@
 // is parked (failed, `parked:` error, never sent again by itself), other deliveries flow,
 // /metrics counts it, and a manual redelivery still sends it.
 import t from 'tap';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startFleet, type Node } from './fleet.ts';
 
 t.test('a delivery whose attempts kill wharf serve 3 times is parked, not sent a 4th time; the others still flow; redelivery works', async (t) => {
@@ -35,12 +36,12 @@ t.test('a delivery whose attempts kill wharf serve 3 times is parked, not sent a
     // Other work flows on the restarted node while the dead node's lease runs out.
     await raise([ok, ok + 1, ok + 2]);
     ok += 3;
-    await waitFor('the other deliveries to succeed', async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, 60_000);
+    await waitFor(async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, { what: 'the other deliveries to succeed', timeoutMs: 60_000 });
   }
-  const parked = await waitFor('the delivery to be parked', async () => {
+  const parked = await waitFor(async () => {
     const row = await poisonRow();
     return row.status !== 'pending' ? row : null;
-  }, 60_000);
+  }, { what: 'the delivery to be parked', timeoutMs: 60_000 });
   t.equal(node.child.exitCode, null, 'the fourth node is alive');
   t.equal(parked.status, 'failed', 'the delivery ended failed');
   t.match(parked.error, /^parked: .*stopped 3 times/, `its error says why: ${parked.error}`);
@@ -59,13 +60,13 @@ t.test('a delivery whose attempts kill wharf serve 3 times is parked, not sent a
 
   await raise([ok]);
   ok += 1;
-  await waitFor('later deliveries to succeed', async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, 60_000);
+  await waitFor(async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, { what: 'later deliveries to succeed', timeoutMs: 60_000 });
   t.equal(poisonGuids.length, 3, 'the parked delivery was still not sent again');
 
   poisonous = false;
   const again = await api('POST', `/api/v1/webhooks/${fleet.hookId}/deliveries/${parked.id}/retry`);
   t.equal(again.status, 202, 'a parked delivery can be redelivered');
-  await waitFor('the redelivery to arrive', () => poisonGuids.length === 4, 30_000);
-  const copy = await waitFor('the redelivery to succeed', async () => (await fleet.db('deliveries').where('redelivery_of', parked.id).where('status', 'success').first()) ?? null, 30_000);
+  await waitFor(() => poisonGuids.length === 4, { what: 'the redelivery to arrive', timeoutMs: 30_000 });
+  const copy = await waitFor(async () => (await fleet.db('deliveries').where('redelivery_of', parked.id).where('status', 'success').first()) ?? null, { what: 'the redelivery to succeed', timeoutMs: 30_000 });
   t.equal(copy.guid, parked.guid, 'with the same guid');
 });

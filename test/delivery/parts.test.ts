@@ -15,6 +15,7 @@ import { createResultWriter } from '../../src/delivery/resultWriter.ts';
 import { createDueTimer } from '../../src/delivery/dueTimer.ts';
 import { createPruner } from '../../src/delivery/pruner.ts';
 import { dispatchTuning } from '../../src/delivery/tuning.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** A Wharf without workers (nothing claims behind the test's back), an inactive webhook, and `n` deliveries of it inserted with `over`. */
 async function withDeliveries(t: TestLike, n: number, over: (i: number) => Record<string, unknown> = () => ({})) {
@@ -44,7 +45,7 @@ t.test('claim loop: claims as many as there are free places, waits for a batch w
   const pass = async () => {
     const before = settled;
     loop.wake();
-    while (settled === before) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => settled !== before, { intervalMs: 5, what: 'the claim loop to settle a pass' });
   };
   await pass();
   t.equal(held.length, 10, 'one claim fills the ten places');

@@ -2,7 +2,8 @@ import path from 'node:path';
 import t from 'tap';
 import { startWharf, buildRepo, buildUser } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { clockPast, deliveriesSettled, waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from './build.ts';
 import { insertPushRecord } from '../../src/git/pushRecords.ts';
 import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
@@ -14,7 +15,7 @@ t.test('a real git push reaches the receiver as signed push deliveries, branch f
   const rx = await startReceiver(t);
   const mainOnly = await buildWebhook(w, repo, rx, { url: `${rx.url}/main`, branch_filter: 'main' });
   const everything = await buildWebhook(w, repo, rx, { url: `${rx.url}/all`, events: ['*'] });
-  await waitFor('creation pings', () => rx.received.length === 2);
+  await waitFor(() => rx.received.length === 2, { what: 'creation pings' });
 
   const g = gitClient(t);
   const work = path.join(g.dir, 'work');
@@ -29,7 +30,7 @@ t.test('a real git push reaches the receiver as signed push deliveries, branch f
   await g.ok(['tag', 'v1.0'], { cwd: work });
   await g.ok(['push', '-q', 'origin', 'v1.0'], { cwd: work });
 
-  await waitFor('pushes: 1 to main-only, 3 to everything', () => rx.received.filter((r) => r.event === 'push').length === 4);
+  await waitFor(() => rx.received.filter((r) => r.event === 'push').length === 4, { what: 'pushes: 1 to main-only, 3 to everything' });
   const pushes = rx.received.filter((r) => r.event === 'push');
   t.ok(pushes.every((r) => r.signatureOk && r.standardOk), 'every push delivery verified (HMAC and Standard Webhooks)');
   const refs = (id: number) => pushes.filter((r) => r.hookId === id).map((r) => JSON.parse(r.body.toString()));
@@ -54,15 +55,16 @@ t.test('a push goes to the webhooks that existed when it landed, not to one adde
   // The push lands (git writes the ref, the route its push record) at `landed`; a webhook
   // is added after that, before the recorder gets to the record.
   await g.ok(['push', '-q', `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`, 'main'], { cwd: work });
-  await new Promise((r) => setTimeout(r, 20));
+  await clockPast(Date.now());
   const landed = Date.now();
-  await new Promise((r) => setTimeout(r, 20));
+  await clockPast(landed);
   const after = await buildWebhook(w, repo, rx, { url: `${rx.url}/after` });
   await insertPushRecord(w.running.services.db, repo.id, ann.user.id, { updates: [{ before: '0'.repeat(40), after: sha, ref: 'refs/heads/main' }], refsAfter: new Map([['refs/heads/main', sha]]), landedAt: landed });
   w.running.services.signals.emit(PUSH_RECORDED);
   await w.pushesRecorded();
-  await waitFor('the push delivery', () => rx.received.some((r) => r.event === 'push'));
-  await new Promise((r) => setTimeout(r, 200)); // time for a wrong second delivery to show up
+  await waitFor(() => rx.received.some((r) => r.event === 'push'), { what: 'the push delivery' });
+  // Every push delivery is written with the push's events (recorded above); once all are settled none is sent again: the receiver's count is final.
+  await deliveriesSettled(w.running.services.db, { event: 'push', count: 1 });
   const pushes = rx.received.filter((r) => r.event === 'push');
   t.same(pushes.map((r) => r.hookId), [before.id], 'only the webhook that existed when the push landed');
   t.ok(rx.received.some((r) => r.event === 'ping' && r.hookId === after.id), 'the later webhook is alive (it got its ping)');

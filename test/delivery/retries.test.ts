@@ -1,16 +1,17 @@
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
-import { startReceiver, waitFor, type Answer } from './receiver.ts';
+import { startReceiver, type Answer } from './receiver.ts';
+import { deliveriesSettled, waitFor } from '../helpers/wait.ts';
 import { buildWebhook, raise } from './build.ts';
 
 const env = { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_RETRY_SCHEDULE: '0s,200ms,400ms,800ms', WEBHOOK_TIMEOUT: '1s' };
 
 /** The delivery detail, once it has finished. */
 async function finished(w: any, hookId: number, id: number) {
-  return waitFor(`delivery ${id} to finish`, async () => {
+  return waitFor(async () => {
     const res = await w.api('GET', `/api/v1/webhooks/${hookId}/deliveries/${id}`);
     return res.body.status !== 'pending' ? res.body : null;
-  });
+  }, { what: `delivery ${id} to finish` });
 }
 
 /** The one push delivery of a webhook (ignoring pings). */
@@ -25,7 +26,7 @@ t.test('a receiver that always fails gets exactly 4 attempts, in order, then the
   const rx = await startReceiver(t, (r) => ({ status: r.event === 'ping' ? 200 : 500, body: 'boom' }));
   const hook = await buildWebhook(w, repo, rx);
   await raise(w, repo, [{ type: 'push' }]);
-  const d = await finished(w, hook.id, (await waitFor('push delivery', () => pushDelivery(w, hook.id))).id);
+  const d = await finished(w, hook.id, (await waitFor(() => pushDelivery(w, hook.id), { what: 'push delivery' })).id);
   const pushes = rx.received.filter((r) => r.event === 'push');
   t.same(pushes.map((r) => r.attempt), [1, 2, 3, 4], 'attempts numbered 1 to 4, in order');
   t.equal(new Set(pushes.map((r) => r.guid)).size, 1, 'the same guid on every attempt');
@@ -40,8 +41,8 @@ t.test('a receiver that always fails gets exactly 4 attempts, in order, then the
     const gap = Date.parse(d.attempts_log[i].timestamp) - Date.parse(d.attempts_log[i - 1].timestamp);
     t.ok(gap >= 200 * 2 ** (i - 1), `gap before attempt ${i + 1} is at least the schedule's ${200 * 2 ** (i - 1)} ms`);
   }
-  // Give a fifth attempt every chance to happen (it must not), then look again.
-  await new Promise((resolve) => setTimeout(resolve, 1200));
+  // Settled: recorded failed, no lease, no next attempt scheduled; nothing sends it again, so the count is final.
+  await deliveriesSettled(w.running.services.db, { webhookId: hook.id, event: 'push', count: 1 });
   t.equal(rx.received.filter((r) => r.event === 'push').length, 4, 'no fifth attempt');
 
   // Manual retry: a new delivery, same guid and bytes, redelivery_of set, and it succeeds.
@@ -78,7 +79,7 @@ t.test('success at attempt 3 stops retrying; 3xx, timeouts and refused connectio
   await w.api('PATCH', `/api/v1/repos/acme/app/webhooks/${refused.id}`, { body: { active: true } });
   await raise(w, repo, [{ type: 'push' }]);
 
-  const d3 = await finished(w, third.id, (await waitFor('push', () => pushDelivery(w, third.id))).id);
+  const d3 = await finished(w, third.id, (await waitFor(() => pushDelivery(w, third.id), { what: 'push' })).id);
   t.match(d3, { status: 'success', attempts: 3, status_code: 200 });
   t.same(d3.attempts_log.map((a: any) => a.status_code), [503, 503, 200]);
 
@@ -96,10 +97,10 @@ t.test('success at attempt 3 stops retrying; 3xx, timeouts and refused connectio
   const dn = await finished(w, refused.id, (await pushDelivery(w, refused.id)).id);
   t.match(dn, { status: 'failed', attempts: 4, error: 'connection refused' });
 
-  const dl = await waitFor('429 recorded', async () => {
+  const dl = await waitFor(async () => {
     const d = await pushDelivery(w, later.id);
     return d.attempts === 1 && d.status_code === 429 ? d : null;
-  });
+  }, { what: '429 recorded' });
   t.equal(dl.status, 'pending');
   t.ok(Date.parse(dl.next_attempt_at) - Date.parse(dl.timestamp) >= 3_590_000, 'Retry-After pushes the next attempt an hour later, past the 200 ms schedule');
   t.equal(rx.received.filter((r) => r.path === '/slow' && r.event === 'push').length, 4);
@@ -115,11 +116,11 @@ t.test('retry is 409 while pending; deleting a webhook cancels its pending deliv
   const rx = await startReceiver(t, (r) => ({ status: r.event === 'ping' ? 200 : 500 }));
   const hook = await buildWebhook(w, repo, rx);
   await raise(w, repo, [{ type: 'push', n: 5 }]);
-  await waitFor('two attempts of each push', () => rx.received.filter((r) => r.event === 'push').length === 10);
-  const pending = await waitFor('retries scheduled', async () => {
+  await waitFor(() => rx.received.filter((r) => r.event === 'push').length === 10, { what: 'two attempts of each push' });
+  const pending = await waitFor(async () => {
     const res = await w.api('GET', `/api/v1/webhooks/${hook.id}/deliveries?status=pending`);
     return res.body.deliveries.length === 5 && res.body.deliveries.every((d: any) => d.attempts === 2 && d.status_code === 500) ? res.body : null;
-  });
+  }, { what: 'retries scheduled' });
   t.equal(pending.pending, 5);
   const conflict = await w.api('POST', `/api/v1/webhooks/${hook.id}/deliveries/${pending.deliveries[0].id}/retry`);
   t.equal(conflict.status, 409);
@@ -138,7 +139,7 @@ t.test('a response body with NUL bytes is recorded (as U+FFFD) and the delivery 
   const rx = await startReceiver(t, () => ({ status: 200, body: 'ok\0binary\0' }));
   const hook = await buildWebhook(w, repo, rx);
   await raise(w, repo, [{ type: 'push' }]);
-  const d = await finished(w, hook.id, (await waitFor('push delivery', () => pushDelivery(w, hook.id))).id);
+  const d = await finished(w, hook.id, (await waitFor(() => pushDelivery(w, hook.id), { what: 'push delivery' })).id);
   t.match(d, { status: 'success', attempts: 1 });
   t.equal(d.response.body, 'ok\uFFFDbinary\uFFFD');
   t.equal(rx.received.filter((r) => r.event === 'push').length, 1, 'sent once: the result was written');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { allDeliveries, buildWebhook, raise } from './build.ts';
 
 const env = { WEBHOOK_ALLOWED_HOSTS: 'loopback' };
@@ -12,9 +13,9 @@ t.test('every delivery is signed: HMAC of the exact bytes, Standard Webhooks hea
   const generated = await buildWebhook(w, repo, rx, { events: ['*'] });
   t.match(generated.secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'generated secret in the Standard Webhooks form, shown once');
   const chosen = await buildWebhook(w, repo, rx, { url: `${rx.url}/other`, secret: 'plain old secret ✓', events: ['push'] });
-  await waitFor('the two creation pings', () => rx.received.filter((r) => r.event === 'ping').length === 2);
+  await waitFor(() => rx.received.filter((r) => r.event === 'ping').length === 2, { what: 'the two creation pings' });
   await raise(w, repo, [{ type: 'push', n: 3 }]);
-  await waitFor('3 pushes to each webhook', () => rx.received.filter((r) => r.event === 'push').length === 6);
+  await waitFor(() => rx.received.filter((r) => r.event === 'push').length === 6, { what: '3 pushes to each webhook' });
   for (const r of rx.received) {
     t.ok(r.signatureOk, `signature of ${r.event} to hook ${r.hookId} verified`);
     t.equal(r.headers['content-type'], 'application/json');
@@ -39,10 +40,10 @@ t.test('every delivery is signed: HMAC of the exact bytes, Standard Webhooks hea
   t.equal(ping.repository.full_name, 'acme/app');
   t.ok(ping.zen);
 
-  const list = await waitFor('all recorded as successes', async () => {
+  const list = await waitFor(async () => {
     const l = await allDeliveries(w, generated.id);
     return l.counts.successful === 4 ? l : null;
-  });
+  }, { what: 'all recorded as successes' });
   t.same(list.counts, { total: 4, successful: 4, failed: 0, pending: 0 }, 'counts match what the receiver saw');
   const received = new Set(rx.received.filter((r) => r.hookId === generated.id).map((r) => r.guid));
   t.same(new Set(list.deliveries.map((d) => d.guid)), received);
@@ -58,7 +59,7 @@ t.test('event filter, branch filter and inactive webhooks', async (t) => {
   const issues = await buildWebhook(w, repo, rx, { url: `${rx.url}/issues`, events: ['issue', 'comment'] });
   const release = await buildWebhook(w, repo, rx, { url: `${rx.url}/release`, branch_filter: 'release/*' });
   const inactive = await buildWebhook(w, repo, rx, { url: `${rx.url}/off`, events: ['*'], active: false });
-  await waitFor('pings to the three active hooks', () => rx.received.length === 3);
+  await waitFor(() => rx.received.length === 3, { what: 'pings to the three active hooks' });
   t.notOk(rx.received.some((r) => r.hookId === inactive.id), 'no creation ping for an inactive webhook');
   await raise(w, repo, [
     { type: 'push', ref: 'refs/heads/main' },
@@ -70,10 +71,10 @@ t.test('event filter, branch filter and inactive webhooks', async (t) => {
     { type: 'pipeline' },
   ]);
   // 2 pushes to pushOnly... count what each should get, then wait for the total.
-  await waitFor('the matching deliveries', () => rx.received.length === 3 + 4 + 2 + 1);
+  await waitFor(() => rx.received.length === 3 + 4 + 2 + 1, { what: 'the matching deliveries' });
   // Something sent after the burst proves nothing else was still on its way.
   await raise(w, repo, [{ type: 'issue' }]);
-  await waitFor('the marker', () => rx.received.length === 3 + 4 + 2 + 1 + 1);
+  await waitFor(() => rx.received.length === 3 + 4 + 2 + 1 + 1, { what: 'the marker' });
   const got = (id: number) => rx.received.filter((r) => r.hookId === id && r.event !== 'ping').map((r) => `${r.event}:${JSON.parse(r.body.toString()).ref ?? ''}`);
   t.same(got(pushOnly.id).sort(), ['push:refs/heads/main', 'push:refs/heads/release/1.0', 'push:refs/heads/release/1.0/hotfix', 'push:refs/tags/release/2.0'].sort());
   t.same(got(issues.id).sort(), ['comment:refs/heads/main', 'issue:refs/heads/main', 'issue:refs/heads/main']);

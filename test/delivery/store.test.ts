@@ -12,6 +12,7 @@ import { recordResults, type AttemptResult } from '../../src/delivery/complete.t
 import { mainConnectionRunner, sqliteFile, type SqliteRunner } from '../../src/delivery/sqlite.ts';
 import { SqliteThread } from '../../src/delivery/sqliteThread.ts';
 import type { TestLike } from '../helpers/wharf.ts';
+import { quietPeriod } from '../helpers/wait.ts';
 
 /** A stopped Wharf's database with an inactive webhook and three due deliveries; the bodies hold multi-byte characters. */
 async function databaseWithDeliveries(t: TestLike) {
@@ -114,7 +115,8 @@ if (!postgresUrl) {
     const [{ n }] = await trx('deliveries').count({ n: '*' });
     // The thread's write waits for the transaction (it holds the write lock from its start).
     const other = thread.run([{ sql: "UPDATE deliveries SET event = 'other' WHERE guid LIKE '%0'", params: [], mode: 'run' }], false);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A bounded pause: the thread's write blocked on the lock leaves no state to await; this lets it reach the lock before the transaction writes.
+    await quietPeriod(50);
     await trx('deliveries').where('guid', 'like', '%1').update({ event: `seen ${n}` });
     await trx.commit();
     t.same(await other, [1]);

@@ -4,7 +4,8 @@
 // (CI-sized) and bench/storm.bench.ts (10,000 deliveries).
 import { createHash } from 'node:crypto';
 import type { TestLike } from '../helpers/wharf.ts';
-import { startReceiver, waitFor, type Answer } from './receiver.ts';
+import { startReceiver, type Answer } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { attemptsByGuid, startFleet, upTo } from './fleet.ts';
 
 /** What a storm showed. */
@@ -64,17 +65,15 @@ export async function runStorm(t: TestLike, o: { deliveries: number; kills: numb
   let node = fleet.first;
   for (let k = 1; k <= o.kills; k++) {
     const mark = Math.floor((o.deliveries * k) / (o.kills + 1));
-    await waitFor(`${mark} deliveries to be answered 2xx before kill ${k}`, () => answeredOk.size >= mark, 300_000);
+    await waitFor(() => answeredOk.size >= mark, { what: `${mark} deliveries to be answered 2xx before kill ${k}`, timeoutMs: 300_000 });
     await node.kill();
     node = await fleet.serve();
   }
   await waitFor(
-    'every delivery to finish',
     async () => {
       const c = await fleet.counts();
       return c.total === o.deliveries && c.pending === 0;
-    },
-    300_000,
+    }, { what: 'every delivery to finish', timeoutMs: 300_000 },
   );
   const rows = await fleet.deliveries();
   const seen = attemptsByGuid(rx.received);

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
 import { postgresUrl } from '../helpers/database.ts';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook, raise } from './build.ts';
 import { startSibling } from './servers.ts';
 
@@ -21,10 +22,10 @@ t.test('two processes on one Postgres never attempt the same delivery at once', 
   const hook = await buildWebhook(w, repo, rx, { events: ['*'] });
   // Events recorded in the first process only: the second learns of them through LISTEN/NOTIFY.
   for (let i = 0; i < 6; i++) await raise(w, repo, [{ type: 'issue', n: 50 }]);
-  await waitFor('all 301 deliveries to succeed', async () => {
+  await waitFor(async () => {
     const [{ n }] = await w.running.services.db('deliveries').where({ webhook_id: hook.id, status: 'success' }).count({ n: '*' });
     return Number(n) === 301;
-  }, 60_000);
+  }, { what: 'all 301 deliveries to succeed', timeoutMs: 60_000 });
   t.equal(overlaps, 0, 'no delivery was in flight twice at once');
   const perGuid = new Map<string, number>();
   for (const r of rx.received) perGuid.set(r.guid, (perGuid.get(r.guid) ?? 0) + 1);

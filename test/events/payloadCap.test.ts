@@ -6,7 +6,8 @@ import { MAX_PAYLOAD_BYTES, TRUNCATED_MARK } from '../../src/events/payloadCap.t
 import type { NewEvent } from '../../src/events/types.ts';
 import type { Repository } from '../../src/domain/repos.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from '../delivery/build.ts';
 
 t.test('a real push over 25 MB is delivered cut to its newest commits, under the cap, total_commits true', async (t) => {
@@ -34,7 +35,7 @@ t.test('a real push over 25 MB is delivered cut to its newest commits, under the
   const tip = (await g.ok(['rev-parse', 'main'], { cwd: work })).trim();
   await g.ok(['push', '-q', repoUrl(w, 'acme/big', ann.token), 'main'], { cwd: work });
 
-  const push = await waitFor('the push delivery', () => rx.received.find((r) => r.event === 'push'), 60_000);
+  const push = await waitFor(() => rx.received.find((r) => r.event === 'push'), { what: 'the push delivery', timeoutMs: 60_000 });
   t.ok(push.body.length <= 25_000_000, `the body (${push.body.length} bytes) is at most 25 MB`);
   t.ok(push.signatureOk, 'signed over the bytes sent');
   const payload = JSON.parse(push.body.toString('utf8'));

@@ -2,7 +2,8 @@ import t from 'tap';
 import path from 'node:path';
 import { startWharf, buildRepo, buildUser, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from '../delivery/build.ts';
 
 const LOOPBACK = { WEBHOOK_ALLOWED_HOSTS: 'loopback' };
@@ -33,7 +34,7 @@ t.test('an event no webhook receives is stored without its payload; one a webhoo
   await buildWebhook(w, picky, rx, { url: `${rx.url}/release-only`, events: ['push'], branch_filter: 'release/*' });
   await buildWebhook(w, picky, rx, { url: `${rx.url}/off`, events: ['*'], active: false });
   await buildWebhook(w, watched, rx, { events: ['push'] });
-  await waitFor('the creation pings', () => rx.received.filter((r) => r.event === 'ping').length === 3);
+  await waitFor(() => rx.received.filter((r) => r.event === 'ping').length === 3, { what: 'the creation pings' });
 
   await g.commit(work, 'one');
   for (const repo of [bare, picky, watched]) await g.ok(['push', '-q', repoUrl(w, `acme/${repo.name}`, ann.token), 'main'], { cwd: work });
@@ -45,7 +46,7 @@ t.test('an event no webhook receives is stored without its payload; one a webhoo
   t.same((await storedEvents(w, picky.id)).map((e) => [e.type, e.ref, e.payload]), [['push', 'refs/heads/main', null]], 'webhooks that do not want it: no payload either');
   const [heard] = await storedEvents(w, watched.id);
   t.ok(heard.payload, 'a received event keeps its payload');
-  const push = await waitFor('the push delivery', () => rx.received.find((r) => r.event === 'push'));
+  const push = await waitFor(() => rx.received.find((r) => r.event === 'push'), { what: 'the push delivery' });
   t.equal(push.body.toString('utf8'), heard.payload, 'the delivery sent exactly the stored bytes');
   t.equal(JSON.parse(heard.payload).commits.length, 1);
   t.equal(rx.received.filter((r) => r.event === 'push').length, 1, 'only the watched repository delivered a push');
@@ -63,7 +64,7 @@ t.test('a webhook added after an event does not receive it, so the event still n
   const hook = await buildWebhook(w, repo, rx, { events: ['push'] });
   await g.commit(work, 'after the webhook');
   await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
-  const push = await waitFor('the second push delivered', () => rx.received.find((r) => r.event === 'push'));
+  const push = await waitFor(() => rx.received.find((r) => r.event === 'push'), { what: 'the second push delivered' });
   const events = await storedEvents(w, repo.id);
   t.same(events.map((e) => e.payload === null), [true, false], 'the first push stays without payload, the second has one');
   t.equal(push.body.toString('utf8'), events[1].payload);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import t from 'tap';
 import { startWharf } from '../helpers/wharf.ts';
-import { waitFor } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { deliveryMetrics } from '../../src/delivery/metrics.ts';
 import { SEED } from './harness.ts';
 
@@ -115,10 +115,10 @@ t.test('deliveries answered with junk over raw TCP: the process survives, every 
       );
       cases += list.length;
       // Bounded by the result: one attempt each, at most the timeout, and a lease's end should one be lost.
-      const rows = await waitFor('every delivery to end', async () => {
+      const rows = await waitFor(async () => {
         const r = await db('deliveries').whereIn('webhook_id', hooks).select('id', 'status', 'attempts', 'status_code', 'error');
         return r.length === hooks.length && r.every((d) => d.status !== 'pending') ? r : null;
-      }, 30_000);
+      }, { what: 'every delivery to end', timeoutMs: 30_000 });
       const attempts = await db('delivery_attempts').whereIn('delivery_id', rows.map((r) => r.id)).select('delivery_id', 'status_code', 'error');
       for (const r of rows) {
         const mine = attempts.filter((a) => Number(a.delivery_id) === Number(r.id));

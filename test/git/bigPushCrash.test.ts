@@ -6,7 +6,8 @@ import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient } from '../helpers/git.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { deliveriesSettled, pushesRecorded, waitFor } from '../helpers/wait.ts';
 import { connect } from '../../src/db/connect.ts';
 import { generateShapedRepo } from './bigRepo.ts';
 
@@ -43,7 +44,7 @@ t.test('SIGKILL of wharf serve while a big push is being recorded, then a restar
   const push = await g.run(['push', '-q', '--mirror', `${first.url.replace('http://', `http://x:${token}@`)}/demo/big.git`], { cwd: src });
   t.equal(push.code, 0, 'mirror push accepted');
   const pushes = () => rx.received.filter((r) => r.event === 'push');
-  await waitFor('the first push deliveries', () => pushes().length > 0, 120_000);
+  await waitFor(() => pushes().length > 0, { what: 'the first push deliveries', timeoutMs: 120_000 });
   first.child.kill('SIGKILL');
   await first.exited;
   const db = connect(database.url);
@@ -52,8 +53,10 @@ t.test('SIGKILL of wharf serve while a big push is being recorded, then a restar
 
   const second = await serve(env);
   current = second.child;
-  await waitFor('every push event delivered after the restart', () => new Set(pushes().map((r) => r.guid)).size >= expected, 180_000);
-  await new Promise((r) => setTimeout(r, 500));
+  await waitFor(() => new Set(pushes().map((r) => r.guid)).size >= expected, { what: 'every push event delivered after the restart', timeoutMs: 180_000 });
+  // Every push record recorded and every push delivery settled: no event can be raised or sent any more, so the counts below are final.
+  await pushesRecorded(db, { timeoutMs: 60_000 });
+  await deliveriesSettled(db, { webhookId: hook.body.id, event: 'push', count: expected }, { timeoutMs: 60_000 });
   const rows = await db('events').where('type', 'push').select('ref');
   await db.destroy();
   t.equal(rows.length, expected, 'each branch and tag raised one event, none twice across the crash');

@@ -2,7 +2,7 @@ import path from 'node:path';
 import t from 'tap';
 import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
-import { waitFor } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { insertPushRecord } from '../../src/git/pushRecords.ts';
 import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
 
@@ -58,7 +58,7 @@ t.test('a push record that fails for a reason of its own does not hold up the la
   await g.ok(['remote', 'add', 'origin', repoUrl(w, 'acme/app', ann.token)], { cwd: work });
   const c2 = await g.commit(work, 'two');
   await g.ok(['push', '-q', 'origin', 'main'], { cwd: work });
-  await waitFor('the later push recorded', async () => (await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('payload')) ?? null, 30_000);
+  await waitFor(async () => (await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('payload')) ?? null, { what: 'the later push recorded', timeoutMs: 30_000 });
   const main = await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('payload');
   t.equal(JSON.parse(main.payload).after, c2, 'the later push raised its event');
 

@@ -9,6 +9,7 @@ import { newPushLog, parseRefListing, preparePushLogs, readPushLog } from '../..
 import { insertPushRecord } from '../../src/git/pushRecords.ts';
 import { buildRepo, buildUser, listenToEvents, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const ZERO = '0'.repeat(40);
 
@@ -195,7 +196,7 @@ t.test('a push whose events a stopped process never recorded is recorded at the 
   const again = await startServer({ ...w.config, port: 0 }, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
   try {
     const left = async () => Number(((await again.services.db('push_records').count({ n: '*' })) as any[])[0].n);
-    for (let i = 0; i < 200 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => (await left()) === 0, { timeoutMs: 10_000, what: 'the push record to be recorded' });
     t.equal(await left(), 0, 'the push record is gone once recorded');
     const events = (await again.services.db('events').orderBy('id').select('payload')).map((r: any) => JSON.parse(r.payload));
     t.equal(events.length, 2, 'the interrupted push is recorded at start');
@@ -238,7 +239,7 @@ t.test('a push is in the database when it returns, and a stop right after it los
   const again = await startServer({ ...w.config, port: 0 }, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }) });
   try {
     const count = async (table: string) => Number(((await again.services.db(table).count({ n: '*' })) as any[])[0].n);
-    for (let i = 0; i < 200 && (await count('push_records')) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => (await count('push_records')) === 0, { timeoutMs: 10_000, what: 'the push record to be recorded' });
     const rows = await again.services.db('events').select('payload');
     t.equal(rows.length, 1, 'one event');
     t.equal(JSON.parse(rows[0]?.payload ?? '{}').commits?.length, 20, 'with every new commit');

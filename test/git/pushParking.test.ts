@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
-import { waitFor } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { connect } from '../../src/db/connect.ts';
@@ -36,7 +36,7 @@ t.test('a push record whose node died while recording it, taken over for the thi
 
   const c2 = await g.commit(work, 'two');
   await g.ok(['push', '-q', 'origin', 'main'], { cwd: work });
-  await waitFor('the later push recorded', async () => (await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('id')) ?? null, 30_000);
+  await waitFor(async () => (await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('id')) ?? null, { what: 'the later push recorded', timeoutMs: 30_000 });
   t.ok(await db('events').where({ type: 'push', ref: 'refs/heads/twice' }).first('id'), 'a record taken over the second time is recorded');
   t.notOk(await db('events').where({ type: 'push', ref: 'refs/heads/thrice' }).first('id'), 'the one taken over the third time is not');
   const rows = await db('push_records').select('id', 'interruptions', 'last_error', 'parked_at', 'locked_by');
@@ -86,10 +86,10 @@ t.test('a restarted node counts the claims its dead predecessor held; the third 
   const parked = await add('refs/heads/third-death', 2);
   const second = await startServeProcess(env, 60_000);
   child = second.child;
-  const row = await waitFor('the record parked', async () => {
+  const row = await waitFor(async () => {
     const r = await db('push_records').where('id', parked).first('interruptions', 'parked_at', 'last_error', 'locked_by');
     return r?.parked_at ? r : null;
-  }, 30_000);
+  }, { what: 'the record parked', timeoutMs: 30_000 });
   t.equal(Number(row.interruptions), 3, 'the restart counted the death');
   t.equal(row.locked_by, null, 'no node holds it');
   t.match(String(row.last_error), /^parked: /);

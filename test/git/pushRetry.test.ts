@@ -2,7 +2,7 @@ import path from 'node:path';
 import t from 'tap';
 import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wharf.ts';
 import { gitClient } from '../helpers/git.ts';
-import { waitFor } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { insertPushRecord } from '../../src/git/pushRecords.ts';
 import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
 
@@ -30,10 +30,10 @@ t.test('a push record that keeps failing does not take the node down: it is retr
   w.running.services.signals.emit(PUSH_RECORDED);
 
   const record = async () => w.running.services.db('push_records').first('attempts', 'next_try_at', 'last_error', 'locked_by');
-  const failed = await waitFor('two failed attempts', async () => {
+  const failed = await waitFor(async () => {
     const r = await record();
     return r && Number(r.attempts) >= 2 ? r : null;
-  }, 60_000);
+  }, { what: 'two failed attempts', timeoutMs: 60_000 });
   t.ok(Number(failed.next_try_at) > Date.now() - 1000, 'the next try is scheduled, later');
   t.match(String(failed.last_error), /git/, 'the error is kept with the record');
   t.ok(w.logs.some((l) => /could not record a push; it will be tried again/.test(l)), 'a log line says so');
@@ -45,7 +45,7 @@ t.test('a push record that keeps failing does not take the node down: it is retr
   t.equal((await w.api('GET', '/api/v1/health')).status, 200, 'the node is up and answering');
 
   await g.ok(['push', '-q', `file://${bare}`, `${c2}:refs/heads/elsewhere`], { cwd: work });
-  await waitFor('the record recorded on a later try', async () => !(await record()), 60_000);
+  await waitFor(async () => !(await record()), { what: 'the record recorded on a later try', timeoutMs: 60_000 });
   const events = await w.running.services.db('events').where('type', 'push').select('payload');
   t.equal(events.length, 1, 'its event is recorded once');
   t.equal(JSON.parse(events[0].payload).after, c1);

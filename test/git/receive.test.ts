@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
-import { gitClient, repoUrl, type GitClient } from '../helpers/git.ts';
+import { backendsAlive, gitClient, repoUrl, type GitClient } from '../helpers/git.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const ZERO = '0'.repeat(40);
 const basic = (token: string) => `Basic ${Buffer.from(`x:${token}`).toString('base64')}`;
@@ -27,14 +28,9 @@ function postReceivePack(w: TestWharf, repo: string, body: Buffer, authorization
   return fetch(`${w.url}/${repo}.git/git-receive-pack`, { method: 'POST', headers, body: new Uint8Array(body) });
 }
 
-/** `git http-backend` processes this test process started (the server runs in it) still alive. */
-function backendsAlive(): number {
-  const out = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)]).toString();
-  return out.split('\n').filter((l) => l.includes('http-backend')).length;
-}
-
 async function waitForNoBackends(): Promise<number> {
-  for (let i = 0; i < 100 && backendsAlive() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  // A timeout is not thrown here: the caller asserts the count, which says how many are left.
+  await waitFor(() => backendsAlive() === 0, { timeoutMs: 5_000, intervalMs: 50, what: 'every git http-backend to exit' }).catch(() => {});
   return backendsAlive();
 }
 

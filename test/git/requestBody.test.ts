@@ -3,7 +3,8 @@ import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
-import { gitClient, repoUrl } from '../helpers/git.ts';
+import { backendsAlive, gitClient, repoUrl } from '../helpers/git.ts';
+import { quietPeriod, waitFor } from '../helpers/wait.ts';
 import { bareDir, commitFiles, setBranch } from '../producers/helpers.ts';
 
 /**
@@ -81,10 +82,11 @@ t.test('backends run at most GIT_BACKEND_CONCURRENCY at once; the others wait an
   const held = http.request(url, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/x-git-receive-pack-request', 'content-length': '1000' } });
   held.on('error', () => {});
   held.write('00a0');
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => backendsAlive() === 1, { intervalMs: 20, what: 'the held push to start its backend' });
   let answered = false;
   const waiting = w.api('GET', '/acme/app.git/info/refs?service=git-upload-pack', { token: null }).then((a) => ((answered = true), a));
-  await new Promise((r) => setTimeout(r, 700));
+  // A bounded quiet period: a request waiting for a backend slot leaves no state to await (no row, no process, no metric); it must stay unanswered meanwhile.
+  await quietPeriod(700);
   t.notOk(answered, 'a second request waits while the only backend is busy');
   held.destroy(); // the client leaves: its backend is killed and the slot freed
   const second = await waiting;

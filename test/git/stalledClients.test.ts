@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { buildRepo, buildUser, startWharf, type TestLike, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
+import { quietPeriod, waitFor } from '../helpers/wait.ts';
 import { bareDir, commitFiles, setBranch } from '../producers/helpers.ts';
 
 async function publicRepo(w: TestWharf, name: string): Promise<void> {
@@ -43,8 +44,9 @@ t.test('GIT_BACKEND_CONCURRENCY idle upload-pack clients hold no backend: ls-rem
   const idle = [1, 2, 3, 4].map(() => stalled(w, uploadPackStart('app')));
   t.teardown(() => idle.forEach((c) => c.socket.destroy()));
   // Every stalled client is connected and has been read past its lookup (where a backend slot used to be taken).
-  for (let i = 0; i < 200 && (await new Promise<number>((r) => w.running.server.getConnections((_, n) => r(n)))) < 4; i++) await new Promise((r) => setTimeout(r, 10));
-  await new Promise((r) => setTimeout(r, 500));
+  await waitFor(async () => (await new Promise<number>((r) => w.running.server.getConnections((_, n) => r(n)))) >= 4, { intervalMs: 10, what: 'the four stalled clients to connect' });
+  // A bounded quiet period: the server reading a stalled request past its lookup leaves no state to await (the fix is that it takes no backend).
+  await quietPeriod(500);
 
   const g = gitClient(t);
   const lsRemote = await within(10_000, 'git ls-remote', g.run(['ls-remote', repoUrl(w, 'acme/app')]));

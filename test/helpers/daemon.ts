@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import type { TestLike } from './wharf.ts';
+import { waitFor } from './wait.ts';
 
 /** A free loopback port (closed again before use, as git daemon binds it itself). */
 export function freePort(): Promise<number> {
@@ -17,16 +18,13 @@ export function freePort(): Promise<number> {
 
 /** Waits until something accepts connections on a loopback port. */
 export async function waitForPort(port: number, host = '127.0.0.1'): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
       const c = net.connect(port, host);
       c.once('connect', () => (c.destroy(), resolve(true)));
       c.once('error', () => resolve(false));
     });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${host}:${port}`);
+  await waitFor(accepts, { timeoutMs: 10_000, intervalMs: 50, what: `something to listen on ${host}:${port}` });
 }
 
 /** Serves every repository under `base` with `git daemon` on a loopback port; stopped when the test ends. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,4 +103,10 @@ export function refList(output: string): string[] {
     .map((l) => l.trim().replace(/\s+/, ' '))
     .filter((l) => l && !l.endsWith(' HEAD'))
     .sort();
+}
+
+/** `git http-backend` processes this test process started (a server started in it runs them) still alive. */
+export function backendsAlive(): number {
+  const out = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)]).toString();
+  return out.split('\n').filter((l) => l.includes('http-backend')).length;
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { WHARF_BIN } from './cli.ts';
+import type { TestLike } from './wharf.ts';
 
 /** A real `wharf serve` child process, listening. */
 export interface ServeProcess {
@@ -7,21 +8,51 @@ export interface ServeProcess {
   url: string;
   /** The admin token it printed, on the first start of its database. */
   token?: string;
-  exited: Promise<unknown>;
+  /** Resolves with the exit code (null when ended by a signal) once the process is gone. */
+  exited: Promise<number | null>;
+  /** Everything it printed on stdout so far. */
+  output(): string;
+  /** SIGKILL, and wait until it is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM (a clean stop), and wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** How to start it: `t` kills it when the test ends; `timeoutMs` bounds the start. */
+export interface ServeOptions {
+  t?: TestLike;
+  timeoutMs?: number;
 }
 
 /**
  * Starts `wharf serve` as a real child process with `env` added to this one's and waits
  * until it prints its address (and, on the first start of the database, its admin
- * token, printed in the same write). Rejects if it exits first or takes over `timeoutMs`.
+ * token, printed in the same write). Rejects (and kills it) if it exits first or takes
+ * over `timeoutMs`; the error carries what it printed. The one way tests start a real
+ * server process.
  */
-export async function startServeProcess(env: Record<string, string>, timeoutMs = 120_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  const exited = new Promise((resolve) => child.on('close', resolve));
+export async function startServeProcess(env: Record<string, string>, options: ServeOptions | number = {}): Promise<ServeProcess> {
+  const { t, timeoutMs = 120_000 } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const kill = async () => {
+    if (!gone()) child.kill('SIGKILL');
+    await exited;
+  };
+  t?.teardown(kill);
   let out = '';
+  let err = '';
+  // Read stderr too: an unread pipe would stall a process that writes much to it.
+  child.stderr!.on('data', (c) => (err = (err + c).slice(-4096)));
   const ready = () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out waiting for wharf serve to listen')), timeoutMs);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      void kill();
+      reject(new Error(`${why}; stdout: ${out.slice(-2048)}; stderr: ${err}`));
+    };
+    const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms waiting for wharf serve to listen`), timeoutMs);
     child.stdout!.on('data', (c) => {
       out += c;
       if (ready()) {
@@ -29,10 +60,20 @@ export async function startServeProcess(env: Record<string, string>, timeoutMs =
         resolve();
       }
     });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error('wharf serve exited before listening'));
+    void exited.then((code) => {
+      if (!ready()) fail(`wharf serve exited (${code}) before listening`);
     });
   });
-  return { child, url: /listening on (http:\/\/\S+)/.exec(out)![1], token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1], exited };
+  return {
+    child,
+    url: /listening on (http:\/\/\S+)/.exec(out)![1],
+    token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1],
+    exited,
+    output: () => out,
+    kill,
+    async stop() {
+      if (!gone()) child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }

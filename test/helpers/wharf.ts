@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from './database.ts';
 import { createOrg, createUser, findOrg, setMembership, type Role, type User } from '../../src/domain/accounts.ts';
 import { issueToken } from '../../src/domain/tokens.ts';
 import { createRepository, type Repository, type Visibility } from '../../src/domain/repos.ts';
+import { pushesRecorded } from './wait.ts';
 
 /** The part of a tap test the helpers use. */
 export interface TestLike {
@@ -95,11 +96,7 @@ export async function startWharf(
     adminToken,
     logs,
     stop,
-    async pushesRecorded() {
-      const left = async () => Number(((await running.services.db('push_records').whereNull('parked_at').count({ n: '*' })) as any[])[0].n);
-      for (let i = 0; i < 1000 && (await left()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
-      if ((await left()) > 0) throw new Error('pushes still unrecorded after 10 s');
-    },
+    pushesRecorded: () => pushesRecorded(running.services.db),
     async api(method, urlPath, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       const token = opts.token === undefined ? adminToken : opts.token;

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +7,7 @@ import { buildRepo, buildUser, startWharf, type ApiAnswer, type TestWharf } from
 import { issueToken } from '../../src/domain/tokens.ts';
 import { isPostgres } from '../../src/db/connect.ts';
 import { createTestDatabase, postgresUrl } from '../helpers/database.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
+import { startServeProcess } from '../helpers/serveProcess.ts';
 import { loadConfig, ConfigError } from '../../src/config.ts';
 
 /** Asserts a 429 with Retry-After within the window and SPEC §4's body. */
@@ -86,20 +85,8 @@ t.test('per address: anonymous API, Git and LFS requests share one count; made-u
   t.equal((await fetch(`${w.url}/metrics`)).status === 429, false, '/metrics is not counted');
 });
 
-/** Starts `wharf serve` as a child process and reads its address (and the first start's token). */
-async function serve(t: Test, env: Record<string, string>): Promise<{ url: string; token?: string }> {
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-  t.teardown(() => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))));
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      out += c;
-      const url = /listening on (\S+)/.exec(out)?.[1];
-      if (url) resolve({ url, token: /Admin token \(shown once, keep it\): (\S+)/.exec(out)?.[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`wharf serve exited ${code}`)));
-  });
-}
+/** Starts `wharf serve` as a child process, stopped when the test ends (see startServeProcess). */
+const serve = (t: Test, env: Record<string, string>) => startServeProcess(env, { t });
 
 t.test('two processes on one Postgres share the count', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL (Postgres)' }, async (t) => {
   const database = await createTestDatabase();

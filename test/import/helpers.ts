@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { GitClient } from '../helpers/git.ts';
 import type { TestLike, TestWharf } from '../helpers/wharf.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** An LFS object of a source: its bytes and pointer. */
 export interface LfsFile {
@@ -56,14 +57,18 @@ export { freePort, startGitDaemon, waitForPort } from '../helpers/daemon.ts';
 /** Polls a job until `done` holds (default: it finished); returns the last answer. */
 export async function waitForJob(w: TestWharf, id: number, options: { token?: string; done?: (job: any) => boolean; timeoutMs?: number } = {}): Promise<any> {
   const done = options.done ?? ((job: any) => job.finished_at !== null);
-  const until = Date.now() + (options.timeoutMs ?? 120_000);
-  for (;;) {
-    const answer = await w.api('GET', `/api/v1/repos/import/${id}`, { token: options.token });
-    if (answer.status !== 200) throw new Error(`GET import ${id}: ${answer.status} ${answer.text}`);
-    if (done(answer.body)) return answer.body;
-    if (Date.now() > until) throw new Error(`import ${id} still ${answer.body.status}: ${answer.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let last = '';
+  return waitFor(
+    async () => {
+      const answer = await w.api('GET', `/api/v1/repos/import/${id}`, { token: options.token });
+      if (answer.status !== 200) throw new Error(`GET import ${id}: ${answer.status} ${answer.text}`);
+      last = answer.text;
+      return done(answer.body) && answer.body;
+    },
+    { timeoutMs: options.timeoutMs ?? 120_000, intervalMs: 100, what: `import ${id}` },
+  ).catch((err) => {
+    throw new Error(`${err.message.split(';')[0]}; last answer: ${last}`);
+  });
 }
 
 /** Uploads LFS objects to a Wharf repository through its batch API (basic transfer, PUT). */

@@ -7,6 +7,7 @@ import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient } from '../helpers/git.ts';
 import { lfsFile, startGitDaemon, type LfsFile } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * An LFS server whose batch answer sends each object to a download href of its own kind:
@@ -82,12 +83,14 @@ t.test('LFS downloads that answer 404, 403 or redirect: the node stays up, redir
   const created = await api('POST', '/api/v1/repos/import', { source_url: daemon.url('src'), target_org: 'demo', name: 'copy', lfs_url: lfs.url });
   t.equal(created.status, 202, JSON.stringify(created.body));
   let job: any;
-  for (const until = Date.now() + 60_000; ; ) {
-    if (exited) break;
-    job = (await api('GET', `/api/v1/repos/import/${created.body.id}`).catch(() => ({ body: null }))).body;
-    if (job?.finished_at || Date.now() > until) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    async () => {
+      if (exited) return true;
+      job = (await api('GET', `/api/v1/repos/import/${created.body.id}`).catch(() => ({ body: null }))).body;
+      return Boolean(job?.finished_at);
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: 'the import to finish' },
+  ).catch(() => {}); // the assertions below say what state it stopped in
   t.notOk(exited, 'wharf serve is still running');
   t.equal(job?.status, 'succeeded', JSON.stringify(job));
   t.equal(job?.repository?.lfs_objects, 1, 'the object behind 3 redirects is stored');

@@ -9,6 +9,7 @@ import { connect } from '../../src/db/connect.ts';
 import { buildUser, type TestLike } from '../helpers/wharf.ts';
 import { openBrowser, signIn, startUiWharf } from '../ui/browser.ts';
 import { waitForJob } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** An HTTP "source" that answers at once and then sends a byte every 0.5 s forever: a run that never ends by itself. */
 async function endlessSource(t: TestLike): Promise<string> {
@@ -49,13 +50,14 @@ t.test('an import whose node is killed 3 times while it runs is parked on the ne
   t.equal(created.status, 202, created.text);
   const id = JSON.parse(created.text).id;
   const row = () => db('import_jobs').where('id', id).first();
-  const runningOn = async (pid: number) => {
-    for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-      const r = await row();
-      if (r.status === 'cloning' && String(r.locked_by).includes(`:${pid}:`)) return r;
-    }
-    throw new Error(`the job never ran on ${pid}`);
-  };
+  const runningOn = (pid: number) =>
+    waitFor(
+      async () => {
+        const r = await row();
+        return r.status === 'cloning' && String(r.locked_by).includes(`:${pid}:`) && r;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: `the job to run on ${pid}` },
+    );
   for (let kill = 1; kill <= 3; kill++) {
     const r = await runningOn(node.child.pid!);
     t.equal(r.interruptions, kill - 1, `run ${kill} starts after ${kill - 1} interruptions`);
@@ -63,11 +65,13 @@ t.test('an import whose node is killed 3 times while it runs is parked on the ne
     await node.exited;
     node = await startServeProcess(env);
   }
-  let job: any;
-  for (const until = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 100))) {
-    job = JSON.parse((await api(node.url, `/api/v1/repos/import/${id}`)).text);
-    if (job.finished_at || Date.now() > until) break;
-  }
+  const job: any = await waitFor(
+    async () => {
+      const answer = JSON.parse((await api(node!.url, `/api/v1/repos/import/${id}`)).text);
+      return answer.finished_at && answer;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: 'the job to finish' },
+  );
   t.equal(job.status, 'failed', 'parked: ended failed');
   t.match(job.error, /^parked: the node running this import stopped 3 times while it ran/);
   const parked = await row();

@@ -1,31 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { connect } from '../../src/db/connect.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
+import { startServeProcess } from '../helpers/serveProcess.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { gitClient, refList } from '../helpers/git.ts';
 import { addBulk, buildSource, freePort, startGitDaemon, startProxy } from './helpers.ts';
 
-/** Starts `wharf serve` as its own process; resolves once it listens, with the admin token of a first start. */
-function serve(env: Record<string, string>, expectToken: boolean): Promise<{ child: ChildProcess; token: string | null }> {
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const token = /Admin token[^:]*: (wharf_\S+)\n/.exec(out)?.[1] ?? null;
-      if (/listening on .*\n/.test(out) && (token || !expectToken)) {
-        clearTimeout(timer);
-        resolve({ child, token });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-}
 
 t.test('a server killed with SIGKILL mid-import takes the job up again after restart', async (t) => {
   const g = gitClient(t);
@@ -50,31 +33,28 @@ t.test('a server killed with SIGKILL mid-import takes the job up again after res
     return { status: res.status, body: (await res.json()) as any };
   };
 
-  const first = await serve(env, true);
-  t.teardown(() => first.child.kill('SIGKILL'));
+  const first = await startServeProcess(env, { t, timeoutMs: 30_000 });
   const token = first.token!;
   const created = await api('POST', '/api/v1/repos/import', token, { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'survivor' });
   t.equal(created.status, 202);
-  for (let i = 0; ; i++) {
-    const job = (await api('GET', `/api/v1/repos/import/${created.body.id}`, token)).body;
-    if (job.status === 'cloning' && job.progress.bytes_received > 0) break;
-    if (i > 600) throw new Error(`never started: ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const exited = new Promise((resolve) => first.child.once('exit', resolve));
-  first.child.kill('SIGKILL');
-  await exited;
+  await waitFor(
+    async () => {
+      const job = (await api('GET', `/api/v1/repos/import/${created.body.id}`, token)).body;
+      return job.status === 'cloning' && job.progress.bytes_received > 0 && job;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: 'the import to receive its first bytes' },
+  );
+  await first.kill();
   proxy.rate = 0; // the second attempt may go at full speed
 
-  const second = await serve(env, false);
-  t.teardown(() => second.child.kill('SIGKILL'));
-  let job: any;
-  for (let i = 0; ; i++) {
-    job = (await api('GET', `/api/v1/repos/import/${created.body.id}`, token)).body;
-    if (job.finished_at) break;
-    if (i > 1200) throw new Error(`not resumed: ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const second = await startServeProcess(env, { t, timeoutMs: 30_000 });
+  const job: any = await waitFor(
+    async () => {
+      const answer = (await api('GET', `/api/v1/repos/import/${created.body.id}`, token)).body;
+      return answer.finished_at && answer;
+    },
+    { timeoutMs: 120_000, intervalMs: 100, what: 'the import to be resumed and finish' },
+  );
   t.equal(job.status, 'succeeded', job.error);
   t.same(refList(await g.ok(['ls-remote', path.join(dir, 'repos', 'demo', 'survivor.git')])), refList(await g.ok(['ls-remote', daemon.url('big')])));
   const db = connect(database.url);
@@ -82,7 +62,5 @@ t.test('a server killed with SIGKILL mid-import takes the job up again after res
   await db.destroy();
   t.equal(row.attempts, 2, 'taken up by the restarted process as a second attempt');
   t.equal(row.credentials, null);
-  const stopped = new Promise((resolve) => second.child.once('exit', resolve));
-  second.child.kill('SIGTERM');
-  await stopped;
+  await second.stop();
 });

@@ -7,6 +7,7 @@ import { repoDir } from '../../src/git/bare.ts';
 import { createImportRunner } from '../../src/import/runner.ts';
 import type { RunnerOptions } from '../../src/import/execute.ts';
 import { addBulk, buildSource, startGitDaemon, startProxy, waitForJob } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** A git daemon serving a source with `bulk` commits of `bytesEach` random bytes. */
 async function bigSource(t: any, bulk: number, bytesEach: number) {
@@ -42,7 +43,7 @@ t.test('progress is reported while cloning; a running job is canceled and leaves
   t.equal(canceled.body.status, 'canceled');
   t.equal(canceled.body.repository, null);
   const tmp = path.join(w.config.reposDir, '.imports', `job-${created.body.id}.git`);
-  for (let i = 0; i < 100 && fs.existsSync(tmp); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => !fs.existsSync(tmp), { timeoutMs: 10_000, intervalMs: 100, what: 'the temporary copy to be removed' }).catch(() => {});
   t.notOk(fs.existsSync(tmp), 'temporary copy removed');
   t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'slow')), 'no repository directory');
   t.equal((await waitForJob(w, created.body.id)).status, 'canceled', 'stays canceled');
@@ -111,7 +112,7 @@ t.test('a crash between the move into place and the commit: the next attempt tak
   t.same(refList(await g.ok(['ls-remote', dir])), refList(await g.ok(['ls-remote', daemon.url('big')])));
   // The markers go just after the commit that the job's success is part of.
   const markers = () => fs.readdirSync(dir).filter((n) => n.startsWith('wharf-import'));
-  for (let i = 0; i < 50 && markers().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => markers().length === 0, { timeoutMs: 5_000, intervalMs: 100, what: 'the import markers to be removed' }).catch(() => {});
   t.same(markers(), [], 'markers removed after the commit');
   t.equal((await w.api('GET', '/api/v1/repos/demo/moved')).status, 200);
 });

@@ -7,6 +7,7 @@ import t from 'tap';
 import { buildUser, startWharf, type TestLike } from '../helpers/wharf.ts';
 import { gitClient } from '../helpers/git.ts';
 import { buildSource, startGitDaemon, waitForJob } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** An HTTP source that answers every request at once, then sends its body one byte every 0.7 s, forever. */
 async function slowDrip(t: TestLike): Promise<string> {
@@ -116,7 +117,7 @@ t.test('an LFS batch endpoint that answers 500 with a dripping body is cut after
   t.match(job.repository.missing_lfs_objects[0].error, /500/);
   t.ok(Date.now() - started < 20_000, `finished after ${Date.now() - started} ms`);
   t.equal(lfs.requests(), 1);
-  for (let i = 0; i < 100 && lfs.open() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => lfs.open() === 0, { timeoutMs: 5_000, intervalMs: 50, what: 'the dripping answer to be hung up on' }).catch(() => {});
   t.equal(lfs.open(), 0, 'the dripping answer was hung up on');
 });
 

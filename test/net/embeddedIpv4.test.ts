@@ -1,7 +1,8 @@
 import t from 'tap';
 import { Agent, request } from 'undici';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from '../delivery/build.ts';
 import { policyConnector } from '../../src/net/connector.ts';
 import { parseHostPolicy } from '../../src/net/hostPolicy.ts';
@@ -49,7 +50,7 @@ t.test('a bare IP in WEBHOOK_ALLOWED_HOSTS allows that address alone', async (t)
   const rx = await startReceiver(t);
   const port = new URL(rx.url).port;
   const hook = await buildWebhook(w, repo, rx, { url: `http://127.0.0.1:${port}/bare` });
-  await waitFor('the ping through the listed address', () => rx.received.length === 1);
+  await waitFor(() => rx.received.length === 1, { what: 'the ping through the listed address' });
   t.equal(rx.received[0].hookId, hook.id);
   t.equal((await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `http://127.0.0.2:${port}/` } })).status, 422, 'a neighbour is not listed');
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { bareDir, commitFiles, common, eventsOf, gitIn, isError, setBranch } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.test('pull requests: open, edit, close, reopen, each with its event; numbers shared with issues', async (t) => {
   const w = await startWharf(t);
@@ -104,11 +105,10 @@ t.test('merge: a real merge commit in the bare repository, closed+merged and a p
 
   const pull = (await w.api('GET', '/api/v1/repos/acme/app/pulls/1')).body;
   t.match(pull, { state: 'closed', merged: true, merge_commit_sha: sha });
-  let events = (await eventsOf(w, repo)).slice(2);
-  for (let i = 0; i < 100 && events.length < 3; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    events = (await eventsOf(w, repo)).slice(2);
-  }
+  const events = await waitFor(async () => {
+    const after = (await eventsOf(w, repo)).slice(2);
+    return after.length >= 3 && after;
+  }, { timeoutMs: 5_000, what: 'the merge to raise its three events' }).catch(async () => (await eventsOf(w, repo)).slice(2));
   t.same(events.map((e) => [e.type, e.action ?? null]), [['pull_request', 'closed'], ['push', null], ['pull_request', 'synchronize']]);
   t.match(events[2].payload, { number: 2, pull_request: { head: { ref: 'main', sha }, base: { ref: 'release', sha: root } } });
   t.match(events[0].payload, { event: 'pull_request', action: 'closed', number: 1, pull_request: { state: 'closed', merged: true, merged_at: pull.merged_at, head: { sha: onFeature }, base: { ref: 'main', sha: onMain } } });
@@ -166,11 +166,7 @@ t.test('a git push to a pull request head raises pull_request synchronize', asyn
   const next = await commitFiles(clone, [await gitIn(clone, ['rev-parse', 'origin/feature'])], { 'a.txt': 'c\n' }, 'more work');
   await gitIn(clone, ['push', '--quiet', 'origin', `${next}:refs/heads/feature`]);
 
-  let sync: any;
-  for (let i = 0; i < 100 && !sync; i++) {
-    sync = (await eventsOf(w, repo)).find((e) => e.action === 'synchronize');
-    if (!sync) await new Promise((r) => setTimeout(r, 50));
-  }
+  const sync: any = await waitFor(async () => (await eventsOf(w, repo)).find((e) => e.action === 'synchronize'), { timeoutMs: 5_000, what: 'a synchronize event' }).catch(() => undefined);
   t.ok(sync, 'synchronize raised');
   t.match(sync.payload, { event: 'pull_request', action: 'synchronize', number: 1, pull_request: { head: { ref: 'feature', sha: next }, state: 'open' }, ...common(w, repo, 'dev') });
   t.equal((await w.api('GET', '/api/v1/repos/acme/app/pulls/1')).body.head.sha, next);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from '../delivery/build.ts';
 import { bareDir, commitFiles, eventsOf, setBranch } from './helpers.ts';
 
@@ -27,10 +28,10 @@ t.test('every producer event reaches a subscribed webhook, signed, with the outb
   const events = await eventsOf(w, repo);
   const types = ['issue', 'comment', 'pull_request', 'pull_request', 'push', 'push', 'release', 'pipeline', 'agent'];
   t.same(events.map((e) => e.type), types);
-  const got = await waitFor('every delivery', () => {
+  const got = await waitFor(() => {
     const real = receiver.received.filter((r) => r.event !== 'ping');
     return real.length >= types.length ? real : undefined;
-  });
+  }, { what: 'every delivery' });
   t.same(got.map((r) => r.event).sort(), [...types].sort(), 'one delivery per event');
   t.ok(got.every((r) => r.signatureOk), 'every delivery signed');
   const rows = await w.running.services.db('events').where('repository_id', repo.id).orderBy('id').pluck('payload');

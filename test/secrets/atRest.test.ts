@@ -7,7 +7,8 @@ import { gitClient, repoUrl } from '../helpers/git.ts';
 import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
 import { open } from '../../src/secrets/cipher.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook, raise } from '../delivery/build.ts';
 import { startProxy, waitForJob } from '../import/helpers.ts';
 
@@ -60,7 +61,7 @@ t.test('webhook secrets and import credentials are sealed in the database (and S
 
   // Deliveries are signed with the secret the stored value opens to (the receiver checks).
   await raise(w, repo, [{ type: 'push' }]);
-  await waitFor('pings and pushes to both webhooks', () => rx.received.length === 4);
+  await waitFor(() => rx.received.length === 4, { what: 'pings and pushes to both webhooks' });
   t.ok(rx.received.every((r) => r.signatureOk), 'every signature verifies with the known secret');
   t.ok(rx.received.filter((r) => r.hookId === generated.id).every((r) => r.standardOk), 'Standard Webhooks signatures verify');
   // A new, long secret (a sealed 1,024-character secret is longer than the column once was).
@@ -69,7 +70,7 @@ t.test('webhook secrets and import credentials are sealed in the database (and S
   t.equal(patched.status, 200, patched.text);
   rx.secrets.set(hook.id, longSecret);
   await raise(w, repo, [{ type: 'push' }]);
-  await waitFor('the push signed with the new secret', () => rx.received.length === 6);
+  await waitFor(() => rx.received.length === 6, { what: 'the push signed with the new secret' });
   // The receiver checks when read, with the secret it now holds: only the new deliveries.
   t.ok(rx.received.slice(4).every((r) => r.signatureOk), 'the changed secret signs the next delivery');
   t.equal(open(key, 'webhooks.secret', (await db('webhooks').where('id', hook.id).first()).secret), longSecret);

@@ -4,7 +4,8 @@ import { loadConfig } from '../../src/config.ts';
 import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
 import { open } from '../../src/secrets/cipher.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { installation, serveOn } from './helpers.ts';
 
 const MIGRATION = '20261124060000_sealed_secrets.ts';
@@ -41,6 +42,6 @@ t.test('secrets stored in plaintext before sealing existed are sealed at the nex
 
   rx.secrets.set(hookId, 'legacy plaintext secret');
   t.equal((await w.api('POST', `/api/v1/webhooks/${hookId}/ping`)).status, 202);
-  await waitFor('the ping', () => rx.received.length === 1);
+  await waitFor(() => rx.received.length === 1, { what: 'the ping' });
   t.ok(rx.received[0].signatureOk, 'signed with the secret as it was stored before');
 });

@@ -8,7 +8,8 @@ import { findOrg } from '../../src/domain/accounts.ts';
 import { createImportJob } from '../../src/import/jobs.ts';
 import { openSecrets } from '../../src/secrets/boot.ts';
 import { freePort } from '../helpers/daemon.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { installation, openAll, serveOn } from './helpers.ts';
 
 const SECRET = 'rotate me ✓';
@@ -22,7 +23,7 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   const hook = await first.api('POST', '/api/v1/repos/demo/app/webhooks', { url: `${rx.url}/hook`, secret: SECRET });
   t.equal(hook.status, 201, hook.text);
   rx.secrets.set(hook.body.id, SECRET);
-  await waitFor('the creation ping', () => rx.received.length === 1);
+  await waitFor(() => rx.received.length === 1, { what: 'the creation ping' });
   await first.running.stop();
   // An import that has not run yet keeps its credentials (nothing listens at its source).
   {
@@ -54,6 +55,6 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
 
   const after = await serveOn(t, env);
   t.equal((await after.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`)).status, 202);
-  await waitFor('the ping after the rotation', () => rx.received.length === 2);
+  await waitFor(() => rx.received.length === 2, { what: 'the ping after the rotation' });
   t.ok(rx.received.every((r) => r.signatureOk), 'signed with the same secret, before and after');
 });

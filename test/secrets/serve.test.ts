@@ -3,7 +3,8 @@ import path from 'node:path';
 import t from 'tap';
 import { runCli } from '../helpers/cli.ts';
 import { generateKey } from '../../src/secrets/key.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { installation, serveOn } from './helpers.ts';
 
 t.test('the first start writes the key into DATA_DIR (0600); a real wharf serve with another key, without the key, or with a malformed SECRET_KEY stops with one line and exit 1', async (t) => {
@@ -39,5 +40,5 @@ t.test('the first start writes the key into DATA_DIR (0600); a real wharf serve 
   // The same key given as SECRET_KEY on another node opens everything, and signs with the stored secret.
   const again = await serveOn(t, { ...env, SECRET_KEY: text.trim(), DATA_DIR: path.join(env.DATA_DIR, 'node-b') });
   t.equal((await again.api('POST', `/api/v1/webhooks/${created.body.id}/ping`)).status, 202);
-  await waitFor('the ping from the second node', () => rx.received.some((r) => r.event === 'ping' && r.signatureOk));
+  await waitFor(() => rx.received.some((r) => r.event === 'ping' && r.signatureOk), { what: 'the ping from the second node' });
 });

@@ -4,15 +4,19 @@ import type { Page } from 'playwright-core';
 import { buildRepo } from '../helpers/wharf.ts';
 import { openBrowser, screenshot, signIn, startUiWharf } from './browser.ts';
 import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** Reloads a page until `selector` holds `text` (deliveries are sent in the background). */
 async function waitForText(page: Page, selector: string, text: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    if ((await page.$$eval(selector, (els) => els.map((e) => e.textContent ?? '').join('\n'))).includes(text)) return;
-    await new Promise((r) => setTimeout(r, 250));
-    await page.reload();
-  }
-  throw new Error(`"${text}" never appeared in ${selector}`);
+  let first = true;
+  await waitFor(
+    async () => {
+      if (!first) await page.reload();
+      first = false;
+      return (await page.$$eval(selector, (els) => els.map((e) => e.textContent ?? '').join('\n'))).includes(text);
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: `"${text}" in ${selector}` },
+  );
 }
 
 t.test('webhooks through the browser: add, list, ping, failures, redeliver, edit, delete', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startWharf, buildRepo, buildUser } from '../helpers/wharf.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const env = { WEBHOOK_ALLOWED_HOSTS: 'loopback' };
 
@@ -27,7 +28,7 @@ t.test('create, read, update, delete: the record of SPEC §5.1, the secret shown
   });
   t.match(created.body.created_at, /^\d{4}-\d\d-\d\dT/);
   const id = created.body.id;
-  await waitFor('the creation ping', () => rx.received.length === 1);
+  await waitFor(() => rx.received.length === 1, { what: 'the creation ping' });
 
   const given = await w.api('POST', base, { body: { url: `${rx.url}/b`, secret: 'my-own-secret', events: ['*'], active: false } });
   t.equal(given.status, 201);
@@ -196,12 +197,12 @@ t.test('delivery list: counts, newest first, status filter, cursor pages; bad qu
   const hook = await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `${rx.url}/x`, active: false } });
   const ids: number[] = [];
   for (let i = 0; i < 7; i++) ids.push((await w.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`)).body.id);
-  await waitFor('7 pings', () => rx.received.length === 7);
+  await waitFor(() => rx.received.length === 7, { what: '7 pings' });
   const base = `/api/v1/webhooks/${hook.body.id}/deliveries`;
-  const all = await waitFor('all finished', async () => {
+  const all = await waitFor(async () => {
     const res = await w.api('GET', base);
     return res.body.pending === 0 ? res.body : null;
-  });
+  }, { what: 'all finished' });
   t.equal(all.total, 7);
   t.equal(all.successful, rx.received.filter((_r, i) => i % 2 === 0).length, 'successful count matches what the receiver answered 200 to');
   t.equal(all.failed + all.successful, 7);

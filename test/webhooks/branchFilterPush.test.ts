@@ -6,7 +6,8 @@ import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient } from '../helpers/git.ts';
-import { startReceiver, waitFor } from '../delivery/receiver.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.test('a branch filter that backtracks in a regular expression, and a push of a branch that makes it: the node keeps answering and the matching branch is delivered', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-filter-'));
@@ -42,13 +43,11 @@ t.test('a branch filter that backtracks in a regular expression, and a push of a
   // Health is asked all along, until the matching branch's delivery has arrived.
   let unanswered = 0;
   const delivered = await waitFor(
-    'the push of the matching branch delivered',
     async () => {
       const health = await fetch(`${node.url}/api/v1/health`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
       if (health !== 200) unanswered += 1;
       return unanswered > 0 ? 'unanswered' : rx.received.find((r) => r.event === 'push');
-    },
-    60_000,
+    }, { what: 'the push of the matching branch delivered', timeoutMs: 60_000 },
   );
   t.equal(unanswered, 0, '/api/v1/health answered every time while the push was recorded');
   if (delivered === 'unanswered') return;
