@@ -2,7 +2,8 @@
 // the first death on, an interrupted delivery is sent with no other attempt of its process
 // in flight, so only the culprit keeps dying with its node and reaches the threshold.
 import t from 'tap';
-import { startReceiver, waitFor } from './receiver.ts';
+import { startReceiver } from './receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startFleet, type Node } from './fleet.ts';
 
 t.test('a slow delivery sent beside a delivery that kills its node is delivered, not parked', async (t) => {
@@ -46,10 +47,13 @@ t.test('a slow delivery sent beside a delivery that kills its node is delivered,
     node = await fleet.serve();
   }
   const culprit = await row(-1);
-  const bystander = await waitFor('the bystander to settle', async () => {
-    const r = await row(-2);
-    return r.status !== 'pending' ? r : null;
-  }, 60_000);
+  const bystander = await waitFor(
+    async () => {
+      const r = await row(-2);
+      return r.status !== 'pending' ? r : null;
+    },
+    { what: 'the bystander to settle', timeoutMs: 60_000 },
+  );
   t.equal(culprit.status, 'failed', 'the culprit is parked');
   t.match(culprit.error, /^parked: /);
   t.equal(bystander.status, 'success', `the bystander was delivered (${bystander.error ?? 'no error'})`);
