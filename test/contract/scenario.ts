@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
-import { startReceiver, waitFor, type Received } from '../delivery/receiver.ts';
+import { startReceiver, type Received } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { allDeliveries, buildWebhook } from '../delivery/build.ts';
 
 /** A plain (not `whsec_`) secret: its deliveries carry no Standard Webhooks headers. */
@@ -26,11 +27,14 @@ async function call(w: TestWharf, token: string, method: string, url: string, st
 
 /** Waits until every delivery of a webhook is settled and the receiver has seen each one. */
 async function settled(w: TestWharf, received: Received[], hookId: number) {
-  await waitFor(`every delivery of webhook ${hookId} received and settled`, async () => {
-    const { counts } = await allDeliveries(w, hookId);
-    const guids = new Set(received.filter((r) => r.hookId === hookId).map((r) => r.guid));
-    return counts.pending === 0 && counts.failed === 0 && guids.size === counts.total;
-  }, 60_000);
+  await waitFor(
+    async () => {
+      const { counts } = await allDeliveries(w, hookId);
+      const guids = new Set(received.filter((r) => r.hookId === hookId).map((r) => r.guid));
+      return counts.pending === 0 && counts.failed === 0 && guids.size === counts.total;
+    },
+    { what: `every delivery of webhook ${hookId} received and settled`, timeoutMs: 60_000 },
+  );
 }
 
 /**
@@ -47,7 +51,7 @@ export async function everyEvent(t: Test, options: { only?: 'ping' } = {}): Prom
   const plain = await buildWebhook(w, repo, rx, { url: `${rx.url}/plain`, events: ['*'], secret: PLAIN_SECRET });
   const scenario = { w, received: rx.received, standard: { id: standard.id, secret: standard.secret }, plain: { id: plain.id, secret: PLAIN_SECRET } };
   if (options.only === 'ping') {
-    await waitFor('the creation pings', () => rx.received.length === 2);
+    await waitFor(() => rx.received.length === 2, { what: 'the creation pings' });
     return scenario;
   }
   const api = (method: string, url: string, status: number, body?: unknown) => call(w, ann.token, method, url, status, body);

@@ -7,7 +7,7 @@ import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../../src/events/payloads/schemas/index.ts';
-import { waitFor } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { everyEvent } from './scenario.ts';
 
 const DOC = fs.readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
@@ -103,7 +103,7 @@ t.test("the guide's verification snippets accept a real delivery and refuse a ta
   // A delivery with non-ASCII bytes in its body as well as the pings.
   const made = await s.w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: 'Ünïcode — “quoted” ✓', body: 'Zoë’s report' } });
   t.equal(made.status, 201);
-  await waitFor('the issue deliveries', () => s.received.filter((r) => r.event === 'issue').length === 2);
+  await waitFor(() => s.received.filter((r) => r.event === 'issue').length === 2, { what: 'the issue deliveries' });
 
   const programs = (standard: boolean) => [
     ['node', 'verify-signature.mjs'],
