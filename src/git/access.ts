@@ -4,7 +4,7 @@ import { findOrg, roleIn, type User } from '../domain/accounts.ts';
 import { accessTo, createRepository, findRepository, type Repository } from '../domain/repos.ts';
 import { isValidName } from '../domain/names.ts';
 import { tokenUser } from '../http/auth.ts';
-import { forbidden, notFound, unauthorized } from '../http/errors.ts';
+import { forbidden, notFound, unauthorized } from '../errors/wharfError.ts';
 
 /** The challenge git answers by sending credentials (it sends none before it). */
 export const GIT_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Wharf"' };
