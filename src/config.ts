@@ -57,7 +57,7 @@ export interface RateLimits {
   anonymous: Quota;
 }
 
-/** Raised when an environment variable holds a value Wharf cannot use. */
+/** Raised when an environment variable holds a value Wharf cannot use. Stops start-up (one line naming the variable); never reaches a request. */
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
     super(`${variable}: ${problem}`);

@@ -7,7 +7,7 @@ import { NAME_PATTERN } from '../domain/names.ts';
 import { compile } from '../http/validate.ts';
 import { conflict, forbidden, notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { jsonBody } from '../http/body.ts';
-import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, listImportJobs } from '../import/jobs.ts';
+import { cancelImportJob, createImportJob, findImportJob, listImportJobs } from '../import/jobs.ts';
 import { presentImportJob } from '../import/present.ts';
 import { idParam } from './params.ts';
 
@@ -35,11 +35,6 @@ async function ownedOrg(services: Services, ctx: Context, name: string): Promise
   return org;
 }
 
-function rethrow(err: unknown): never {
-  if (err instanceof ImportRequestError) throw err.kind === 'conflict' ? conflict(err.message) : validationFailed(err.details);
-  throw err;
-}
-
 /** Repository import jobs (SPEC §8.1): create, list, show, cancel. Organization owners only. */
 export function importRoutes(router: Router, services: Services) {
   const { db, config, signals } = services;
@@ -48,7 +43,7 @@ export function importRoutes(router: Router, services: Services) {
     const job = await findImportJob(db, idParam(ctx.params.id, 'Import not found'));
     if (!job) throw notFound('Import not found');
     await ownedOrg(services, ctx, job.target_org).catch((err) => {
-      throw err.status === 403 ? err : notFound('Import not found');
+      throw err.code === 'forbidden' ? err : notFound('Import not found');
     });
     return job;
   };
@@ -56,7 +51,7 @@ export function importRoutes(router: Router, services: Services) {
   router.post('/repos/import', jsonBody(), async (ctx) => {
     const input = parseImport(ctx.request.body);
     const org = await ownedOrg(services, ctx, input.target_org);
-    const job = await createImportJob(db, config, org, ctx.state.user, input).catch(rethrow);
+    const job = await createImportJob(db, config, org, ctx.state.user, input);
     signals.emit('imports');
     ctx.status = 202;
     ctx.set('Location', `/api/v1/repos/import/${job.id}`);

@@ -8,7 +8,7 @@ import { notFound, validationFailed, type ErrorDetail } from '../http/errors.ts'
 import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
 import { checkTarget, MAX_URL_LENGTH } from '../webhooks/target.ts';
 import { validBranchFilter } from '../webhooks/match.ts';
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, WebhookRefused, type WebhookInput } from '../webhooks/store.ts';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type WebhookInput } from '../webhooks/store.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
 import type { Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
@@ -67,11 +67,6 @@ async function checkInput(config: Config, input: Omit<WebhookInput, 'content_typ
   return { ...input, url, content_type: contentType, branch_filter: branchFilter, events };
 }
 
-function refused(err: unknown): never {
-  if (err instanceof WebhookRefused) throw validationFailed([{ path: err.path, message: err.message }]);
-  throw err;
-}
-
 /** The webhook of :id in the repository loaded by repoAccess, or 404. */
 async function hookOfRepo(services: Services, ctx: Context): Promise<Webhook> {
   const hook = await findWebhook(services.db, idParam(ctx.params.id, 'Webhook not found'));
@@ -90,7 +85,7 @@ export function webhookRoutes(router: Router, services: Services) {
 
   router.post('/repos/:org/:repo/webhooks', owner, jsonBody(), async (ctx) => {
     const input = await checkInput(config, parseCreate(ctx.request.body));
-    const created = await createWebhook(db, config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! }).catch(refused);
+    const created = await createWebhook(db, config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
     if (created.webhook.active) notifyDeliveries(services);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/webhooks/${created.webhook.id}`);
@@ -109,7 +104,7 @@ export function webhookRoutes(router: Router, services: Services) {
   router.patch('/repos/:org/:repo/webhooks/:id', owner, jsonBody(), async (ctx) => {
     const hook = await hookOfRepo(services, ctx);
     const input = await checkInput(config, parseUpdate(ctx.request.body ?? {}));
-    const updated = await updateWebhook(db, config, hook.id, input).catch(refused);
+    const updated = await updateWebhook(db, config, hook.id, input);
     if (!updated) throw notFound('Webhook not found');
     ctx.body = (await present([updated]))[0];
   });

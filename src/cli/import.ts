@@ -6,7 +6,7 @@ import { createLogger } from '../log.ts';
 import { findOrg } from '../domain/accounts.ts';
 import { isValidName } from '../domain/names.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
-import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, type ImportJob } from '../import/jobs.ts';
+import { cancelImportJob, createImportJob, findImportJob, type ImportJob } from '../import/jobs.ts';
 import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
@@ -77,15 +77,8 @@ export function importCommand(program: Command, run: RunWrapper) {
           services.config = await openSecrets(config, db);
           const org = await findOrg(db, target.org);
           if (!org) throw new CliError(`no organization named ${target.org}`);
-          let job: ImportJob;
-          try {
-            job = await createImportJob(db, services.config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password, lfs_url: opts.lfsUrl });
-          } catch (err) {
-            if (!(err instanceof ImportRequestError)) throw err;
-            if (err.kind === 'conflict') throw new CliError(err.message);
-            process.stderr.write(`wharf: ${err.details.map((d) => `${d.path.slice(1)}: ${d.message}`).join('; ')}\n`);
-            return EXIT.usage;
-          }
+          // A refused request reaches main(), which prints it in one line (exit 2 for bad input, 1 for a conflict).
+          let job: ImportJob = await createImportJob(db, services.config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password, lfs_url: opts.lfsUrl });
           process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
           const interrupted = () => void cancelImportJob(db, services.config, job).then(() => services.signals.emit('import-cancel', job.id));
           process.once('SIGINT', interrupted);

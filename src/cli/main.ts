@@ -6,6 +6,8 @@ import { importCommand } from './import.ts';
 import { rotateKeyCommand } from './rotateKey.ts';
 import { version } from '../version.ts';
 import { CliError, EXIT } from './common.ts';
+import { WharfError } from '../errors/wharfError.ts';
+import { classify } from '../http/classify.ts';
 
 export { CliError, EXIT, type RunWrapper } from './common.ts';
 
@@ -39,8 +41,21 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`wharf: ${err.message}\n`);
       return EXIT.failure;
     }
+    if (err instanceof WharfError) return failureLine(err);
+    // The operator runs the CLI on the server itself: an unexpected error's own message helps them and reaches no one else.
     process.stderr.write(`wharf: ${(err as Error)?.message ?? err}\n`);
     return EXIT.failure;
   }
 }
 
+
+/** One line for a refusal by the domain: bad input names each field (exit 2); anything else is its message (exit 1). */
+function failureLine(err: WharfError): number {
+  const { code, message, details } = classify(err);
+  if (code === 'validation_failed' && details.length) {
+    process.stderr.write(`wharf: ${details.map((d) => `${d.path.slice(1)}: ${d.message}`).join('; ')}\n`);
+    return EXIT.usage;
+  }
+  process.stderr.write(`wharf: ${message}\n`);
+  return EXIT.failure;
+}

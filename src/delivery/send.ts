@@ -46,6 +46,7 @@ export function target(url: string): { origin: string; path: string } {
   return t;
 }
 
+/** An attempt that outlived WEBHOOK_TIMEOUT: internal to the sender, recorded as the attempt's error text. */
 class AttemptTimeout extends Error {
   override name = 'TimeoutError';
 }

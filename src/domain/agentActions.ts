@@ -6,7 +6,7 @@ import { findIssue } from './issues.ts';
 import { commitExists } from './refs.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../errors/wharfError.ts';
 
 export type AgentTargetType = 'issue' | 'pull_request' | 'commit';
 

@@ -4,7 +4,7 @@ import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { chunksFor, insertValues, lockRepository } from './batch.ts';
 import { replaceLabels } from './labels.ts';
-import { conflict, type ErrorDetail } from '../http/errors.ts';
+import { conflict, type ErrorDetail } from '../errors/wharfError.ts';
 
 /** One record of a bulk import, already validated. */
 export interface BulkIssue {

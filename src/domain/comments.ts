@@ -7,7 +7,7 @@ import { insertedId } from './batch.ts';
 import { findIssue, type Issue } from './issues.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../errors/wharfError.ts';
 
 /** A comment on an issue or pull request. */
 export interface Comment {

@@ -7,7 +7,7 @@ import { insertedId, lockRepository } from './batch.ts';
 import { labelsOf, replaceLabels } from './labels.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict } from '../errors/wharfError.ts';
 
 export type IssueState = 'open' | 'closed';
 export type IssueKind = 'issue' | 'pull';

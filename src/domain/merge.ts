@@ -8,7 +8,7 @@ import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
 import { pushEventsFor } from '../git/pushEvents.ts';
 import { git } from '../git/run.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict } from '../errors/wharfError.ts';
 
 /** What a merge did: the new tip of the base branch and how it got there. */
 export interface MergeResult {

@@ -9,7 +9,7 @@ import { findIssue, insertIssue, listIssues, patchIssue, type Issue, type IssueS
 import { branchCommit } from './refs.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent, type Sender } from '../events/payloads/index.ts';
-import { validationFailed } from '../http/errors.ts';
+import { validationFailed } from '../errors/wharfError.ts';
 
 /** A pull request: its `issues` row (kind 'pull') and the branches it merges. */
 export interface PullRequest extends Issue {

@@ -9,7 +9,7 @@ import { withEvents } from './produce.ts';
 import { producerEvent } from '../events/payloads/index.ts';
 import { pushEventsFor } from '../git/pushEvents.ts';
 import { git } from '../git/run.ts';
-import { conflict, validationFailed } from '../http/errors.ts';
+import { conflict, validationFailed } from '../errors/wharfError.ts';
 
 /** A release: a tag with a name, notes and flags. */
 export interface Release {

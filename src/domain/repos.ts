@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.ts';
 import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
-import { AlreadyExistsError } from './errors.ts';
+import { alreadyExists } from '../errors/wharfError.ts';
 
 export type Visibility = 'public' | 'internal' | 'private';
 export const VISIBILITIES: Visibility[] = ['public', 'internal', 'private'];
@@ -86,7 +86,7 @@ export async function createRepository(
     try {
       await initBareRepository(dir, defaultBranch);
     } catch (err: any) {
-      if (err?.code === 'EEXIST') throw new AlreadyExistsError(`Repository directory ${input.org.name}/${input.name}.git already exists`);
+      if (err?.code === 'EEXIST') throw alreadyExists(`Repository directory ${input.org.name}/${input.name}.git already exists`);
       throw err;
     }
     return typeof row === 'object' ? row.id : row;

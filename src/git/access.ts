@@ -5,7 +5,7 @@ import { createRepository, findRepository, type Repository } from '../domain/rep
 import { accessRule } from '../domain/access.ts';
 import { isValidName } from '../domain/names.ts';
 import { tokenUser } from '../http/auth.ts';
-import { forbidden, notFound, unauthorized } from '../http/errors.ts';
+import { forbidden, notFound, unauthorized } from '../errors/wharfError.ts';
 
 /** The challenge git answers by sending credentials (it sends none before it). */
 export const GIT_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Wharf"' };

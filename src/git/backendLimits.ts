@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 import PQueue from 'p-queue';
 import type { Context } from 'koa';
 import { promisify } from 'node:util';
-import { badRequest, HttpError } from '../http/errors.ts';
+import { badRequest, rateLimited, WharfError } from '../errors/wharfError.ts';
 import { idleLimited, readWhole } from '../http/deadlines.ts';
 
 /** A request body for the backend: the stream it reads, and a promise settled only if reading it must stop (over the cap, bad gzip). */
@@ -22,7 +22,7 @@ export const INFLATED_BODY_LIMIT = 10 * 1024 * 1024;
 
 /** Raised when one anonymous client address already has too many Git requests waiting. */
 export const tooManyAtOnce = () =>
-  new HttpError(429, 'rate_limited', 'Too many Git requests at once from this address', [], { 'Retry-After': '5' });
+  rateLimited(5, 'Too many Git requests at once from this address');
 
 /** One anonymous address's share: slots it holds or queues for, and its requests waiting behind them. */
 interface AddressShare {
@@ -98,11 +98,11 @@ export class BackendSlots {
 const gunzip = promisify(zlib.gunzip);
 
 /** Raised for a plain fetch negotiation over the backend's own limit. */
-const plainTooLarge = () => new HttpError(413, 'payload_too_large', `Request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB)`);
+const plainTooLarge = () => new WharfError('payload_too_large', `Request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB)`);
 
 /** Raised while reading a request body that is over INFLATED_BODY_LIMIT. */
 const tooLarge = () =>
-  new HttpError(413, 'payload_too_large', `Compressed request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB inflated)`);
+  new WharfError('payload_too_large', `Compressed request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB inflated)`);
 
 /** Passes bytes on until `limit` have gone through, then fails with a 413. */
 function capped(limit: number): Transform {
@@ -138,7 +138,7 @@ export function requestBody(ctx: Context, env: Record<string, string>): RequestB
       // The request itself stays open for the answer; the rest of it is read and dropped.
       ctx.req.unpipe();
       ctx.req.resume();
-      resolve(err instanceof HttpError ? err : badRequest('Request body is not valid gzip'));
+      resolve(err instanceof WharfError ? err : badRequest('Request body is not valid gzip'));
     });
   });
   return { stream: out, failed };
@@ -157,7 +157,7 @@ export async function readNegotiation(ctx: Context, env: Record<string, string>)
   try {
     body = await readWhole(ctx, INFLATED_BODY_LIMIT);
   } catch (err) {
-    if (err instanceof HttpError && err.status === 413) throw gzip ? tooLarge() : plainTooLarge();
+    if (err instanceof WharfError && err.code === 'payload_too_large') throw gzip ? tooLarge() : plainTooLarge();
     throw err;
   }
   if (gzip) {

@@ -4,7 +4,8 @@ import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { gitEnv } from './run.ts';
 import { requestBody, type BackendSlots, type RequestBody } from './backendLimits.ts';
-import { badRequest, HttpError, notFound } from '../http/errors.ts';
+import { badRequest, forbidden, notFound, WharfError } from '../errors/wharfError.ts';
+import { readGitStderr } from './stderr.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
@@ -162,8 +163,12 @@ function runBackend(
 export function emptyAnswerError(status: number | undefined, code: number | null, stderr: string): Error | null {
   if (status === undefined) return Object.assign(new Error(`git http-backend exited ${code} without a response`), { code });
   if (status === 404) return notFound('Not found');
-  if (stderr.includes('request was larger than our maximum size')) return new HttpError(413, 'payload_too_large', 'Request body is over its limit (10 MiB)');
-  if (status >= 400) return new HttpError(status, status === 403 ? 'forbidden' : 'bad_request', 'git refused the request');
+  if (readGitStderr(stderr).kind === 'too_large') return new WharfError('payload_too_large', 'Request body is over its limit (10 MiB)');
+  if (status === 403) return forbidden('git refused the request');
+  if (status === 405) return new WharfError('method_not_allowed', 'git refused the request');
+  if (status === 415) return new WharfError('unsupported_media_type', 'git refused the request');
+  if (status >= 500) return Object.assign(new Error(`git http-backend answered ${status}`), { code });
+  if (status >= 400) return badRequest('git refused the request');
   if (stderr.trim() || code !== 0) return badRequest('git could not read the request');
   return null;
 }

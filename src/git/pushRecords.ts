@@ -16,7 +16,7 @@ export interface PushRecord {
   interruptions: number;
 }
 
-/** Raised when a node finds its claim on a push record taken over (its lease ran out). */
+/** Raised when a node finds its claim on a push record taken over (its lease ran out). Internal control flow of the push recorder, never shown to a user. */
 export class LeaseLost extends Error {
   constructor(id: number) {
     super(`push record ${id} was taken over by another node`);

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Context, Next } from 'koa';
 import type { Services } from '../services.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors/wharfError.ts';
 import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
 import { repoDir } from './bare.ts';

@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { badRequest, HttpError, payloadTooLarge } from './errors.ts';
+import { badRequest, payloadTooLarge, requestTimeout, WharfError } from '../errors/wharfError.ts';
 
 /** How long a request body may stall (idle) and, when read whole, take in all (total). */
 export interface BodyDeadlines {
@@ -17,8 +17,7 @@ export function bodyDeadlines(ctx: Context): BodyDeadlines {
 }
 
 /** The error of a body that stalled or took too long: a 408 the client can read. */
-export const requestTimeout = (why: 'idle' | 'total', ms: number) =>
-  new HttpError(408, 'request_timeout', why === 'idle' ? `The request body sent nothing for ${ms / 1000} s` : `The request body took over ${ms / 1000} s`);
+export { requestTimeout };
 
 /**
  * Reads a body whole, at most `limit` bytes (a 413 past it, or at once when Content-Length
@@ -59,7 +58,7 @@ export function readWhole(ctx: Context, limit: number, source: Readable = ctx.re
       done();
       resolve(Buffer.concat(chunks));
     };
-    const onError = (err: Error) => fail(err instanceof HttpError ? err : badRequest('Could not read the request body'));
+    const onError = (err: Error) => fail(err instanceof WharfError ? err : badRequest('Could not read the request body'));
     const onAborted = () => fail(badRequest('The request body was cut short'));
     const onClose = () => fail(badRequest('The request body was cut short'));
     source.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted).on('close', onClose);

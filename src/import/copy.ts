@@ -38,7 +38,7 @@ export async function copyRepository(options: CopyOptions): Promise<{ defaultBra
   const copied = await copyRefs(options);
   // SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too.
   const problem = await gitmodulesProblem(options.dir);
-  if (problem) throw new GitRunError({ message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`, broken: false });
+  if (problem) throw new GitRunError({ kind: 'fsck_failed', message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`, broken: false });
   return copied;
 }
 

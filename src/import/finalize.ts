@@ -9,7 +9,7 @@ import type { ImportJob } from './jobs.ts';
 import type { LfsPointer } from './lfsScan.ts';
 import type { MissingObject } from './lfsFetch.ts';
 
-/** Raised when the job can no longer finish here: canceled meanwhile, or the name was taken. */
+/** Raised when the job can no longer finish here: canceled meanwhile, or the name was taken. Ends in the job's `error`, never in a request. */
 export class FinalizeError extends Error {
   constructor(message: string, readonly canceled = false) {
     super(message);

@@ -3,11 +3,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { gitEnv } from '../git/run.ts';
 import { describeGitFailure, type GitFailure } from './gitErrors.ts';
+import { readGitStderr } from '../git/stderr.ts';
 import type { Credentials } from './url.ts';
 import { MIN_BYTES_PER_SECOND, StallError, stallWatch } from './limits.ts';
 import { parseGitProgress } from './progress.ts';
 
-/** Raised when git against a source fails; the message is scrubbed of credentials. */
+/**
+ * Raised when git against a source fails; the message is scrubbed of credentials. Not a
+ * WharfError: it never reaches a request; the import runner writes its message into the
+ * job's `error` and decides on a retry by `failure.kind`.
+ */
 export class GitRunError extends Error {
   override name = 'GitRunError';
   constructor(readonly failure: GitFailure) {
@@ -15,7 +20,7 @@ export class GitRunError extends Error {
   }
 }
 
-/** Raised when a git run was stopped through its signal (cancel, timeout, shutdown). */
+/** Raised when a git run was stopped through its signal (cancel, timeout, shutdown); control flow of the runner, never shown. */
 export class GitAbortedError extends Error {}
 
 // SECURITY (SPEC §7.5): only the three network transports, no hooks, no redirects, and
@@ -152,8 +157,8 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
       watch.stop();
       options.signal?.removeEventListener('abort', onAbort);
       if (aborted) reject(new GitAbortedError('stopped'));
-      else if (tooLarge) reject(new GitRunError({ message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
-      else if (stalled || (code !== 0 && /Operation too slow|Operation timed out/i.test(stderr))) {
+      else if (tooLarge) reject(new GitRunError({ kind: 'failed', message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
+      else if (stalled || (code !== 0 && readGitStderr(stderr).kind === 'stalled')) {
         reject(new StallError(`the source stalled: less than 1 KiB/s of data arrived for ${Math.round(stallMs / 1000)}s (IMPORT_STALL_TIMEOUT)`));
       }
       else if (code === 0) resolve(stdout);

@@ -10,6 +10,7 @@ import { findRepository, VISIBILITIES, type Visibility } from '../domain/repos.t
 import type { Org, User } from '../domain/accounts.ts';
 import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './url.ts';
 import { sealCredentials } from '../secrets/credentials.ts';
+import { conflict, validationFailed, type WharfError } from '../errors/wharfError.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -42,13 +43,6 @@ export interface ImportJob {
   finished_at: number | null;
 }
 
-/** Why an import request is refused: 'invalid' (422, with details) or 'conflict' (409). */
-export class ImportRequestError extends Error {
-  constructor(readonly kind: 'invalid' | 'conflict', message: string, readonly details: { path: string; message: string }[] = []) {
-    super(message);
-  }
-}
-
 /** An import request, as the API and the CLI take it. */
 export interface ImportRequest {
   source_url: string;
@@ -64,8 +58,9 @@ export function jobTempDir(config: Config, id: number): string {
   return path.join(config.reposDir, '.imports', `job-${id}.git`);
 }
 
-function invalid(pathName: string, message: string): ImportRequestError {
-  return new ImportRequestError('invalid', 'Validation failed', [{ path: pathName, message }]);
+/** Why an import request is refused: a `validation_failed` naming the field, or a `conflict` (below). */
+function invalid(pathName: string, message: string): WharfError {
+  return validationFailed([{ path: pathName, message }]);
 }
 
 /**
@@ -94,8 +89,8 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
   if (input.auth_username !== undefined || input.auth_password !== undefined) {
     credentials = { username: input.auth_username || credentials?.username || 'git', password: input.auth_password ?? credentials?.password ?? '' };
   }
-  if (await findRepository(db, org.name, input.name)) throw new ImportRequestError('conflict', `Repository ${org.name}/${input.name} already exists`);
-  if (await exists(repoDir(config.reposDir, org.name, input.name))) throw new ImportRequestError('conflict', `Repository directory ${org.name}/${input.name}.git already exists`);
+  if (await findRepository(db, org.name, input.name)) throw conflict(`Repository ${org.name}/${input.name} already exists`);
+  if (await exists(repoDir(config.reposDir, org.name, input.name))) throw conflict(`Repository directory ${org.name}/${input.name}.git already exists`);
   const now = Date.now();
   try {
     const [row] = await db('import_jobs')
@@ -114,7 +109,7 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
       .returning('id');
     return (await findImportJob(db, typeof row === 'object' ? row.id : row))!;
   } catch (err) {
-    if (isUniqueViolation(err)) throw new ImportRequestError('conflict', `An import into ${org.name}/${input.name} is already under way`);
+    if (isUniqueViolation(err)) throw conflict(`An import into ${org.name}/${input.name} is already under way`);
     throw err;
   }
 }

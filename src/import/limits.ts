@@ -1,7 +1,7 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-/** Raised when a phase of an import makes no progress for too long; the message is safe to show. */
+/** Raised when a phase of an import makes no progress for too long; the message is safe to show. Ends in the job's `error`, never in a request. */
 export class StallError extends Error {
   override name = 'StallError';
 }

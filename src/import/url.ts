@@ -15,7 +15,7 @@ export interface SourceUrl {
   credentials: Credentials | null;
 }
 
-/** Raised for a source URL that may not be imported from; the message is safe to show. */
+/** Raised for a source URL that may not be imported from; the message is safe to show. createImportJob turns it into a validation failure of `/source_url`. */
 export class SourceUrlError extends Error {
   override name = 'SourceUrlError';
 }

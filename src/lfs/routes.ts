@@ -6,8 +6,8 @@ import { authorizeRepo } from '../git/access.ts';
 import { jsonBody } from '../http/body.ts';
 import { idleLimited } from '../http/deadlines.ts';
 import { compile } from '../http/validate.ts';
-import { HttpError, notFound, validationFailed } from '../http/errors.ts';
-import { toHttpError } from '../http/onerror.ts';
+import { badRequest, conflict, notFound, validationFailed, WharfError } from '../errors/wharfError.ts';
+import { classify } from '../http/classify.ts';
 import { answerBatch, parseBatch } from './batch.ts';
 import { LfsIntegrityError, linkObject, objectPath, OID_PATTERN, repositoryHasObject, storedSize, writeObject } from './store.ts';
 
@@ -47,7 +47,7 @@ export function lfsRoutes(services: Services) {
     if (template) ctx._matchedRoute = `/:org/:repo/info/lfs/${template}`;
     if (path === 'objects/batch' && ctx.method === 'POST') {
       const request = parseBatch(await readJson(ctx));
-      if (request.hash_algo && request.hash_algo !== 'sha256') throw new HttpError(409, 'conflict', 'Only sha256 is supported');
+      if (request.hash_algo && request.hash_algo !== 'sha256') throw conflict('Only sha256 is supported');
       const repo = await repoFor(ctx, target, request.operation === 'upload' ? 'write' : 'read');
       const base = `${config.baseUrl}/${repo.org}/${repo.name}.git/info/lfs`;
       const authorization = ctx.get('authorization');
@@ -69,14 +69,14 @@ export function lfsRoutes(services: Services) {
     } else if (object && ctx.method === 'PUT') {
       const repo = await repoFor(ctx, target, 'write');
       const length = ctx.get('content-length');
-      if (!/^\d{1,15}$/.test(length)) throw new HttpError(411, 'length_required', 'Content-Length is required');
+      if (!/^\d{1,15}$/.test(length)) throw new WharfError('length_required', 'Content-Length is required');
       try {
         // Streamed to disk as it comes; an upload that stalls is a 408 (src/http/deadlines.ts).
         await writeObject(config.lfsDir, object[1], Number(length), idleLimited(ctx));
       } catch (err) {
-        if (err instanceof HttpError) throw err;
+        if (err instanceof WharfError) throw err;
         if (err instanceof LfsIntegrityError) throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
-        if (ctx.req.destroyed || ctx.req.readableAborted) throw new HttpError(400, 'bad_request', 'The upload was interrupted; nothing was stored');
+        if (ctx.req.destroyed || ctx.req.readableAborted) throw badRequest('The upload was interrupted; nothing was stored');
         throw err;
       }
       await linkObject(db, repo.id, object[1], Number(length));
@@ -107,7 +107,8 @@ export function lfsRoutes(services: Services) {
     try {
       await route(ctx, target);
     } catch (err) {
-      const e = toHttpError(err);
+      // git-lfs reads `message`; `error` is SPEC §4's object, as on the API.
+      const e = classify(err);
       if (e.status >= 500) services.log.error({ err, request_id: ctx.state.requestId }, 'LFS request failed');
       ctx.status = e.status;
       for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);

@@ -9,7 +9,7 @@ import type { Db } from '../db/connect.ts';
 /** An LFS object id: the lowercase hex SHA-256 of its content. */
 export const OID_PATTERN = /^[0-9a-f]{64}$/;
 
-/** Raised when streamed content does not match the size or SHA-256 it was announced with. */
+/** Raised when streamed content does not match the size or SHA-256 it was announced with. Storage's own: the LFS route shows it as a validation failure, an import as a missing object. */
 export class LfsIntegrityError extends Error {}
 
 /** Where an object lives under LFS_DIR: `ab/cd/<oid>`. */

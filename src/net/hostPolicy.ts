@@ -15,7 +15,7 @@ export interface HostPolicy {
   names: string[];
 }
 
-/** Raised when a target is refused by the host policy; the message is safe to show. */
+/** Raised when a target is refused by the host policy; the message is safe to show. Not a WharfError: callers turn it into a field's validation failure or a delivery's error text. */
 export class HostPolicyError extends Error {
   readonly code = 'EHOSTPOLICY';
   constructor(message = 'blocked by host policy') {

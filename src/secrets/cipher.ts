@@ -9,7 +9,7 @@ const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** Raised when a stored value cannot be opened: another key sealed it, or it was altered. */
+/** Raised when a stored value cannot be opened: another key sealed it, or it was altered. Internal: callers decide what it means (start-up check, a delivery's error). */
 export class SecretOpenError extends Error {
   override name = 'SecretOpenError';
 }

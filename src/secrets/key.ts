@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 /** The file under DATA_DIR that holds the key when SECRET_KEY is unset. */
 export const KEY_FILE = 'secret.key';
 
-/** Raised when the secret key is missing, malformed or not the one the database was sealed with. */
+/** Raised when the secret key is missing, malformed or not the one the database was sealed with. Stops start-up; never reaches a request. */
 export class SecretKeyError extends Error {
   override name = 'SecretKeyError';
 }

@@ -7,6 +7,7 @@ import { html } from './html.ts';
 import { renderPage } from './layout.ts';
 import { destroySession } from './session.ts';
 import { readWhole } from '../http/deadlines.ts';
+import { classify } from '../http/classify.ts';
 
 /** An error a UI handler raises to show an error page with a status. */
 export class PageError extends Error {
@@ -55,14 +56,25 @@ export async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (declared > FORM_LIMIT) throw new PageError(413, 'Form too large', 'The form is over its size limit.');
   try {
     return new URLSearchParams((await readWhole(ctx, FORM_LIMIT)).toString('utf8'));
-  } catch (err: any) {
-    if (err?.status === 413) throw new PageError(413, 'Form too large', 'The form is over its size limit.');
-    if (err?.status === 408) throw new PageError(408, 'Request timeout', 'The form took too long to arrive.');
+  } catch (err) {
+    const { code } = classify(err);
+    if (code === 'payload_too_large') throw new PageError(413, 'Form too large', 'The form is over its size limit.');
+    if (code === 'request_timeout') throw new PageError(408, 'Request timeout', 'The form took too long to arrive.');
     throw new PageError(400, 'Bad request', 'The form could not be read.');
   }
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 403: 'Not allowed', 404: 'Not found', 408: 'Request timeout', 409: 'Conflict', 422: 'Not accepted', 429: 'Too many requests' };
+const TITLES: Record<number, string> = {
+  400: 'Bad request',
+  403: 'Not allowed',
+  404: 'Not found',
+  408: 'Request timeout',
+  409: 'Conflict',
+  413: 'Too large',
+  415: 'Unsupported form',
+  422: 'Not accepted',
+  429: 'Too many requests',
+};
 
 /** Renders an error page. */
 export function errorPage(ctx: Context, status: number, title: string, message: string, details: ApiErrorDetail[] = []): void {
@@ -72,8 +84,9 @@ export function errorPage(ctx: Context, status: number, title: string, message: 
 
 /**
  * Turns what UI handlers throw into HTML pages: API errors keep their status (a 401
- * from the API means the session's token stopped working, so the session ends),
- * unknown errors become a 500 page with the request id, logged like the API's.
+ * from the API means the session's token stopped working, so the session ends), the
+ * domain's own errors get the status classify() gives them, and unknown errors become
+ * a 500 page with the request id, logged like the API's.
  */
 export function uiErrors(services: Services) {
   return async function renderUiError(ctx: Context, next: Next) {
@@ -89,6 +102,11 @@ export function uiErrors(services: Services) {
       if (err instanceof SignInRequired) return redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Sign in to see that page.');
       if (err instanceof PageError) return errorPage(ctx, err.status, err.title, err.message, err.details);
       if (err instanceof ApiError && err.status < 500) return errorPage(ctx, err.status, TITLES[err.status] ?? 'Request refused', err.message, err.details);
+      const e = classify(err);
+      if (e.status < 500) {
+        for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);
+        return errorPage(ctx, e.status, TITLES[e.status] ?? 'Request refused', e.message, e.details);
+      }
       services.log.error({ err, request_id: ctx.state.requestId }, 'web UI request failed');
       errorPage(ctx, 500, 'Something went wrong', `The server could not show this page. Request id: ${ctx.state.requestId}.`);
     }

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { validationFailed } from '../errors/wharfError.ts';
+import { isUniqueViolation } from '../db/errors.ts';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import { generateSecret, sealWebhookSecret } from './secret.ts';
@@ -18,16 +20,8 @@ export interface WebhookInput {
   branch_filter?: string | null;
 }
 
-/** Why a create or update was refused: a JSON Pointer and a message, for a 422. */
-export class WebhookRefused extends Error {
-  constructor(readonly path: string, message: string) {
-    super(message);
-  }
-}
-
-function isUniqueViolation(err: any): boolean {
-  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
+/** Why a create or update was refused: a `validation_failed` naming the field (a JSON Pointer). */
+const refused = (path: string, message: string) => validationFailed([{ path, message }]);
 
 /** The webhooks of a repository, oldest first. */
 export async function listWebhooks(db: Db, repositoryId: number): Promise<Webhook[]> {
@@ -51,7 +45,7 @@ export async function createWebhook(db: Db, config: Config, repo: Repository, se
     // Serialize creations per repository on Postgres so the limit of 20 holds under races.
     if (isPostgres(db)) await trx('repositories').where('id', repo.id).forUpdate().first('id');
     const [{ count }] = await trx('webhooks').where('repository_id', repo.id).count({ count: '*' });
-    if (Number(count) >= MAX_WEBHOOKS_PER_REPOSITORY) throw new WebhookRefused('/', `a repository has at most ${MAX_WEBHOOKS_PER_REPOSITORY} webhooks`);
+    if (Number(count) >= MAX_WEBHOOKS_PER_REPOSITORY) throw refused('/', `a repository has at most ${MAX_WEBHOOKS_PER_REPOSITORY} webhooks`);
     const now = Date.now();
     let id: number;
     try {
@@ -70,7 +64,7 @@ export async function createWebhook(db: Db, config: Config, repo: Repository, se
         .returning('id');
       id = Number(typeof row === 'object' ? row.id : row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new WebhookRefused('/url', 'this repository already has a webhook with this URL');
+      if (isUniqueViolation(err)) throw refused('/url', 'this repository already has a webhook with this URL');
       throw err;
     }
     const hook = (await findWebhook(trx, id))!;
@@ -93,7 +87,7 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
     const n = await db('webhooks').where('id', id).update(patch);
     if (n === 0) return undefined;
   } catch (err) {
-    if (isUniqueViolation(err)) throw new WebhookRefused('/url', 'this repository already has a webhook with this URL');
+    if (isUniqueViolation(err)) throw refused('/url', 'this repository already has a webhook with this URL');
     throw err;
   }
   return findWebhook(db, id);

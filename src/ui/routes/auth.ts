@@ -4,7 +4,7 @@ import type { Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import type { User } from '../../domain/accounts.ts';
 import { tokenUser } from '../../http/auth.ts';
-import { HttpError } from '../../http/errors.ts';
+import { WharfError } from '../../errors/wharfError.ts';
 import type { ChargeRequest } from '../../http/rateLimit.ts';
 import { PageError } from '../errors.ts';
 import { clearCookie, setCookie } from '../cookies.ts';
@@ -47,7 +47,7 @@ async function checkSignIn(ctx: Context, db: Db, token: string): Promise<User | 
   try {
     await charge?.(token);
   } catch (err) {
-    if (!(err instanceof HttpError) || err.status !== 429) throw err;
+    if (!(err instanceof WharfError) || err.code !== 'rate_limited') throw err;
     for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
     throw new PageError(429, 'Too many requests', 'Too many sign-in attempts from this address. Wait a while and try again.');
   }

@@ -1,2 +1,0 @@
-/** Raised by domain operations when what they would create already exists; rendered as 409. */
-export class AlreadyExistsError extends Error {}
