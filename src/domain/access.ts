@@ -18,6 +18,11 @@ export function accessRule(repo: Pick<Repository, 'visibility'>, user: User | nu
   return { read, write: role !== null, admin: role === 'owner' };
 }
 
+/** What `user` (null: anonymous) may do with `repo`, by their role in its organization. */
+export async function accessTo(db: Db, repo: Repository, user: User | null): Promise<Access> {
+  return accessRule(repo, user, await roleIn(db, repo.org_id, user));
+}
+
 /** The refusal `access` meets for `level`, or null when allowed: a repository one may not read is never revealed. */
 export function refusalOf(access: Access, level: AccessLevel): Refusal | null {
   if (!access.read) return 'not_found';

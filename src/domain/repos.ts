@@ -52,13 +52,6 @@ export async function listRepositories(db: Db, org: Org, user: User | null): Pro
   return (await q).map(toRepository);
 }
 
-/** The access rules of SPEC §3 for one caller (null: anonymous) on one repository. */
-export async function accessTo(db: Db, repo: Repository, user: User | null): Promise<Access> {
-  const role = await roleIn(db, repo.org_id, user);
-  const read = role !== null || repo.visibility === 'public' || (repo.visibility === 'internal' && user !== null);
-  return { read, write: role !== null, admin: role === 'owner' };
-}
-
 /**
  * Creates a repository row and its bare Git repository. The row is written in a
  * transaction that commits only once the directory exists, so neither outlives a failure.

@@ -24,8 +24,6 @@ export interface UiState {
    * null when signed out, or when the session's token no longer works (the session then ends).
    */
   user: User | null;
-  /** Always null: pages call the domain in process, never the REST API (kept for readers of the old field). */
-  api: null;
   /** The CSRF token every form of this page carries. */
   csrf: string;
   flash: Flash | null;
@@ -63,7 +61,6 @@ export function uiState(services: Services) {
     ctx.state.ui = {
       session,
       user,
-      api: null,
       csrf: seed ? csrfToken(seed) : '',
       flash,
       secure,

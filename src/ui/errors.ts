@@ -1,13 +1,11 @@
 import type { Context, Next } from 'koa';
 import type { Services } from '../services.ts';
-import { ApiError, type ApiErrorDetail } from './apiClient.ts';
-import { clearCookie } from './cookies.ts';
-import { redirectWithFlash, SESSION_COOKIE, ui } from './context.ts';
+import { redirectWithFlash } from './context.ts';
 import { html } from './html.ts';
 import { renderPage } from './layout.ts';
-import { destroySession } from './session.ts';
 import { readWhole } from '../http/deadlines.ts';
 import { classify } from '../http/classify.ts';
+import type { ErrorDetail } from '../errors/wharfError.ts';
 
 /** An error a UI handler raises to show an error page with a status. */
 export class PageError extends Error {
@@ -15,7 +13,7 @@ export class PageError extends Error {
     readonly status: number,
     readonly title: string,
     message: string,
-    readonly details: ApiErrorDetail[] = [],
+    readonly details: ErrorDetail[] = [],
   ) {
     super(message);
   }
@@ -23,13 +21,6 @@ export class PageError extends Error {
 
 /** Raised by pages that need a signed-in user; the browser is sent to the sign-in page and back. */
 export class SignInRequired extends Error {}
-
-/** The signed-in user's API client, or SignInRequired. */
-export function requireApi(ctx: Context) {
-  const api = ui(ctx).api;
-  if (!api) throw new SignInRequired('sign in first');
-  return api;
-}
 
 /**
  * Where to come back to after signing in: the page itself for a GET; for a POST the page
@@ -77,31 +68,24 @@ const TITLES: Record<number, string> = {
 };
 
 /** Renders an error page. */
-export function errorPage(ctx: Context, status: number, title: string, message: string, details: ApiErrorDetail[] = []): void {
+export function errorPage(ctx: Context, status: number, title: string, message: string, details: ErrorDetail[] = []): void {
   const list = details.length ? html`<ul class="errors">${details.map((d) => html`<li><code>${d.path}</code> ${d.message}</li>`)}</ul>` : '';
   renderPage(ctx, { title, status }, html`<section class="card error-page"><h1>${title}</h1><p>${message}</p>${list}<p><a href="/">Back to the start page</a></p></section>`);
 }
 
 /**
- * Turns what UI handlers throw into HTML pages: API errors keep their status (a 401
- * from the API means the session's token stopped working, so the session ends), the
- * domain's own errors get the status classify() gives them, and unknown errors become
- * a 500 page with the request id, logged like the API's.
+ * Turns what UI handlers throw into HTML pages: the domain's own errors get the status
+ * classify() gives them, and unknown errors become a 500 page with the request id,
+ * logged like the API's. (A session whose token stopped working is ended before any
+ * page runs: context.ts endDeadSession.)
  */
 export function uiErrors(services: Services) {
   return async function renderUiError(ctx: Context, next: Next) {
     try {
       await next();
     } catch (err: any) {
-      if (err instanceof ApiError && err.status === 401 && ui(ctx)?.session) {
-        await destroySession(services.db, ui(ctx).session!.id);
-        clearCookie(ctx, SESSION_COOKIE, ui(ctx).secure);
-        redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Your token no longer works; sign in again.', 'error');
-        return;
-      }
       if (err instanceof SignInRequired) return redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Sign in to see that page.');
       if (err instanceof PageError) return errorPage(ctx, err.status, err.title, err.message, err.details);
-      if (err instanceof ApiError && err.status < 500) return errorPage(ctx, err.status, TITLES[err.status] ?? 'Request refused', err.message, err.details);
       const e = classify(err);
       if (e.status < 500) {
         for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);

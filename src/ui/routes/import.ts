@@ -4,7 +4,8 @@ import type { Services } from '../../services.ts';
 import type { User } from '../../domain/accounts.ts';
 import { orgsOf } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
-import { cancelImportJob, createImportJob, findImportJob, ImportRequestError, type ImportJob as JobRow } from '../../import/jobs.ts';
+import { cancelImportJob, createImportJob, findImportJob, type ImportJob as JobRow } from '../../import/jobs.ts';
+import { WharfError } from '../../errors/wharfError.ts';
 import type { ImportResult } from '../../import/finalize.ts';
 import { redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
@@ -109,8 +110,8 @@ async function startImport(services: Services, user: User, values: ImportValues,
     services.signals.emit('imports');
     return { job };
   } catch (err) {
-    if (!(err instanceof ImportRequestError)) throw err;
-    return { errors: err.kind === 'conflict' ? { name: [err.message] } : importErrors(err.details, values, err.message) };
+    if (!(err instanceof WharfError) || (err.code !== 'conflict' && err.code !== 'validation_failed')) throw err;
+    return { errors: err.code === 'conflict' ? { name: [err.message] } : importErrors(err.details, values, err.message) };
   }
 }
 

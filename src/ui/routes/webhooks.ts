@@ -4,7 +4,8 @@ import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import { checkWebhookInput } from '../../domain/webhookInput.ts';
 import type { Webhook } from '../../webhooks/model.ts';
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, WebhookRefused, type WebhookInput } from '../../webhooks/store.ts';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type WebhookInput } from '../../webhooks/store.ts';
+import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
 import { redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
@@ -90,7 +91,7 @@ async function toInput(services: Services, values: HookValues, editing: boolean)
 
 /** A refusal of the store (a duplicate URL, too many webhooks) as errors by field. */
 function refusedErrors(err: unknown): FieldErrors {
-  if (err instanceof WebhookRefused) return fieldErrors([{ path: err.path, message: err.message }], err.message);
+  if (err instanceof WharfError && err.code === 'validation_failed') return fieldErrors(err.details, err.message);
   throw err;
 }
 
