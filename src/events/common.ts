@@ -1,8 +1,9 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
+import type { RepositoryPayload, SenderPayload } from './payloads/schemas/common.ts';
 
 /** The `repository` object every payload carries (SPEC §6). */
-export function repositoryPayload(config: Config, repo: Repository) {
+export function repositoryPayload(config: Config, repo: Repository): RepositoryPayload {
   const fullName = `${repo.org}/${repo.name}`;
   return {
     id: repo.id,
@@ -15,6 +16,6 @@ export function repositoryPayload(config: Config, repo: Repository) {
 }
 
 /** The `sender` object every payload carries (SPEC §6). */
-export function senderPayload(user: { login: string } | null) {
-  return { login: user?.login ?? 'ghost', type: 'User' as const };
+export function senderPayload(user: { login: string } | null): SenderPayload {
+  return { login: user?.login ?? 'ghost', type: 'User' };
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { repositoryPayload, senderPayload } from '../events/common.ts';
 import type { NewEvent } from '../events/types.ts';
+import type { PushPayload } from '../events/payloads/schemas/push.ts';
 import { repoDir } from './bare.ts';
 import type { RefUpdate } from './pushLog.ts';
 import { newCommits, peelCommits, readCommits, refValues, type CommitInfo, type NewCommits } from './objects.ts';
@@ -168,7 +169,7 @@ export async function buildPushEvents(config: Config, repo: Repository, sender: 
         head_commit: head ? present(head, p.listed.includes(head.id)) : null,
         repository,
         sender: senderPayload(sender),
-      },
+      } satisfies PushPayload,
     };
   });
 }

@@ -5,16 +5,17 @@ import type { Repository } from '../domain/repos.ts';
 import type { User } from '../domain/accounts.ts';
 import { repositoryPayload, senderPayload } from '../events/common.ts';
 import type { Webhook } from './model.ts';
+import type { PingPayload } from '../events/payloads/schemas/ping.ts';
 
 const ZEN = ['Keep it logically awesome.', 'Design for failure.', 'Half measures are as bad as nothing at all.', 'Anything added dilutes everything else.', 'Approachable is better than simple.'];
 
 /** The `ping` payload of SPEC §6: the hook as it is now, a zen line, repository and sender. */
-export function pingPayload(config: Config, repo: Repository, sender: User | null, hook: Webhook) {
+export function pingPayload(config: Config, repo: Repository, sender: User | null, hook: Webhook): PingPayload {
   return {
     event: 'ping',
     zen: ZEN[Math.floor(Math.random() * ZEN.length)],
     hook_id: hook.id,
-    hook: { id: hook.id, url: hook.url, content_type: hook.content_type, events: hook.events },
+    hook: { id: hook.id, url: hook.url, content_type: hook.content_type, events: hook.events as PingPayload['hook']['events'] },
     repository: repositoryPayload(config, repo),
     sender: senderPayload(sender),
   };

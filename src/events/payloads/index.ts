@@ -9,6 +9,12 @@ import { issuePayload } from './issue.ts';
 import { pipelinePayload } from './pipeline.ts';
 import { pullRequestPayload } from './pullRequest.ts';
 import { releasePayload } from './release.ts';
+import type { AGENT_ACTIONS } from './schemas/agent.ts';
+import type { COMMENT_ACTIONS } from './schemas/comment.ts';
+import type { ISSUE_ACTIONS } from './schemas/issue.ts';
+import type { PIPELINE_ACTIONS } from './schemas/pipeline.ts';
+import type { PULL_REQUEST_ACTIONS } from './schemas/pullRequest.ts';
+import type { RELEASE_ACTIONS } from './schemas/release.ts';
 
 /** One small builder per event type a producer raises; each returns the fields beyond the common ones. */
 const BUILDERS = {
@@ -20,14 +26,16 @@ const BUILDERS = {
   agent: agentPayload,
 } as const;
 
-/** The action values of each producer event type (SPEC §6). */
+type Of<A extends readonly string[]> = A[number];
+
+/** The action values of each producer event type (SPEC §6): the enums of the payload schemas. */
 export interface Actions {
-  issue: 'opened' | 'edited' | 'closed' | 'reopened';
-  comment: 'created' | 'edited' | 'deleted';
-  pull_request: 'opened' | 'edited' | 'closed' | 'reopened' | 'synchronize';
-  release: 'published';
-  pipeline: 'status_changed';
-  agent: 'performed';
+  issue: Of<typeof ISSUE_ACTIONS>;
+  comment: Of<typeof COMMENT_ACTIONS>;
+  pull_request: Of<typeof PULL_REQUEST_ACTIONS>;
+  release: Of<typeof RELEASE_ACTIONS>;
+  pipeline: Of<typeof PIPELINE_ACTIONS>;
+  agent: Of<typeof AGENT_ACTIONS>;
 }
 
 /** Who caused an event; null when the user is gone (shown as `ghost`). */

@@ -2,9 +2,10 @@ import type { Config } from '../../config.ts';
 import type { Repository } from '../../domain/repos.ts';
 import type { Issue } from '../../domain/issues.ts';
 import { repoUrl } from './urls.ts';
+import type { IssueBody } from './schemas/issue.ts';
 
 /** `issue` payload body (SPEC §6): the issue as it is after the change. */
-export function issuePayload(config: Config, repo: Repository, issue: Issue) {
+export function issuePayload(config: Config, repo: Repository, issue: Issue): IssueBody {
   return {
     issue: {
       number: issue.number,

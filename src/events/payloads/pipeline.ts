@@ -2,9 +2,10 @@ import type { Config } from '../../config.ts';
 import type { Repository } from '../../domain/repos.ts';
 import type { Pipeline, PipelineStatus } from '../../domain/pipelines.ts';
 import { repoUrl } from './urls.ts';
+import type { PipelineBody } from './schemas/pipeline.ts';
 
 /** `pipeline` payload body (SPEC §6): the pipeline with its new status and the one before (null when it was just created). */
-export function pipelinePayload(config: Config, repo: Repository, subject: { pipeline: Pipeline; previousStatus: PipelineStatus | null }) {
+export function pipelinePayload(config: Config, repo: Repository, subject: { pipeline: Pipeline; previousStatus: PipelineStatus | null }): PipelineBody {
   const { pipeline } = subject;
   return {
     pipeline: {

@@ -2,9 +2,10 @@ import type { Config } from '../../config.ts';
 import type { Repository } from '../../domain/repos.ts';
 import type { PullRequest } from '../../domain/pulls.ts';
 import { repoUrl } from './urls.ts';
+import type { PullRequestBody } from './schemas/pullRequest.ts';
 
 /** `pull_request` payload body (SPEC §6): the number and the pull request as it is after the change. */
-export function pullRequestPayload(config: Config, repo: Repository, pull: PullRequest) {
+export function pullRequestPayload(config: Config, repo: Repository, pull: PullRequest): PullRequestBody {
   return {
     number: pull.number,
     pull_request: {

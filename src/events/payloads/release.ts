@@ -1,9 +1,10 @@
 import type { Config } from '../../config.ts';
 import type { Repository } from '../../domain/repos.ts';
 import type { Release } from '../../domain/releases.ts';
+import type { ReleaseBody } from './schemas/release.ts';
 
 /** `release` payload body (SPEC §6). */
-export function releasePayload(_config: Config, _repo: Repository, release: Release) {
+export function releasePayload(_config: Config, _repo: Repository, release: Release): ReleaseBody {
   return {
     release: {
       id: release.id,
