@@ -16,10 +16,12 @@ import { pipelineRoutes } from './pipelines.ts';
 import { agentActionRoutes } from './agentActions.ts';
 import { pullRoutes } from './pulls.ts';
 import { releaseRoutes } from './releases.ts';
+import { openApiRoute } from './openapi.ts';
 
 /** Every route group, in the order they are matched (imports before /repos/{org}/{repo}, whose path they share). */
 const GROUPS: Route[][] = [
   healthRoutes,
+  [openApiRoute(() => API_ROUTES)],
   userRoutes,
   orgRoutes,
   importRoutes,

@@ -80,6 +80,8 @@ export const issueRoutes: Route[] = [
     access: 'repo:write',
     body: NewIssue,
     answers: { 201: IssueSchema },
+    // Every number up to the column's limit used (after imports of high numbers).
+    errors: [409],
     headers: { 201: ['Location'] },
     handler: async ({ body }, ctx, services) => {
       const issue = await createIssue(services, ctx.state.repo, ctx.state.user, body);
