@@ -3,7 +3,6 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Services } from '../services.ts';
 import { jsonBody, JSON_LIMIT } from '../http/body.ts';
 import { HttpError, notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
-import { compile, compileAnswer, compileStrings, type Checker } from '../http/validate.ts';
 import { accessErrors, accessMiddlewares } from './access.ts';
 import type { Route } from './route.ts';
 
@@ -25,7 +24,7 @@ export function answerStatuses(r: Route): number[] {
 /** Checks every answer against the route's declared statuses and schemas; a mismatch is logged and becomes a 500 (tests turn this on). */
 function answerCheck(r: Route, services: Services): Middleware {
   const declared = new Set(answerStatuses(r));
-  const checks = new Map<number, Checker | null>(Object.entries(r.answers).map(([s, schema]) => [Number(s), schema === null ? null : compileAnswer(schema)]));
+  const checks = r.compiled.answers;
   const mismatch = (ctx: Context, problem: unknown) => {
     services.log.error({ route: r.id, status: ctx.status, problem, request_id: ctx.state.requestId }, 'answer does not match its schema');
     return new HttpError(500, 'internal', 'Internal error');
@@ -47,9 +46,7 @@ function answerCheck(r: Route, services: Services): Middleware {
 
 /** The middleware that checks path parameters, query and body against the route's schemas and hands them to its handler. */
 function inputAndHandler(r: Route, services: Services): Middleware {
-  const params = r.params && compileStrings(r.params);
-  const query = r.query && compileStrings(r.query);
-  const body = r.body && compile(r.body);
+  const { params, query, body } = r.compiled;
   const checkBody = (ctx: Context): unknown => {
     if (!body) return undefined;
     const raw = ctx.request.body === undefined && r.bodyOptional ? {} : ctx.request.body;

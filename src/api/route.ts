@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
+import { compileUntyped, compileAnswer, compileStrings, type Checker, type StringsChecker } from '../http/validate.ts';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
 /** HTTP methods the API serves. */
@@ -85,13 +86,30 @@ export type Route = Omit<RouteSpec, 'params' | 'query' | 'body' | 'load' | 'hand
   body?: JSONSchema;
   load?: (params: never, ctx: Context, services: Services) => Promise<void>;
   handler: (input: never, ctx: Context, services: Services) => unknown;
+  /** The route's schemas compiled by ajv, once, when the route is declared. */
+  compiled: Compiled;
 };
 
-/** Declares a route; the handler's input types come from its schemas. */
+/** A route's checkers: path and query (strings read by their schema), body, and each answer (null: no body). */
+export interface Compiled {
+  params?: StringsChecker;
+  query?: StringsChecker;
+  body?: (value: unknown) => unknown;
+  answers: Map<number, Checker | null>;
+}
+
+/** Declares a route, compiling its schemas; the handler's input types come from them. */
 export function route<const P extends JSONSchema | undefined = undefined, const Q extends JSONSchema | undefined = undefined, const B extends JSONSchema | undefined = undefined>(
   spec: RouteSpec<P, Q, B>,
 ): Route {
-  return spec as unknown as Route;
+  const r = spec as unknown as Omit<Route, 'compiled'>;
+  const compiled: Compiled = {
+    params: r.params === undefined ? undefined : compileStrings(r.params),
+    query: r.query === undefined ? undefined : compileStrings(r.query),
+    body: r.body === undefined ? undefined : compileUntyped(r.body as object),
+    answers: new Map(Object.entries(r.answers).map(([status, schema]) => [Number(status), schema === null ? null : compileAnswer(schema)])),
+  };
+  return { ...r, compiled };
 }
 
 const names = new Map<object, string>();

@@ -28,10 +28,16 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
 
 /** Compiles a JSON schema once; the returned parser checks a value and returns it typed, or throws a 422 naming every failure. */
 export function compile<const S extends JSONSchema>(schema: S, prefix = ''): (value: unknown) => FromSchema<S> {
+  const parse = compileUntyped(schema as object, prefix);
+  return (value: unknown) => parse(value) as FromSchema<S>;
+}
+
+/** compile() for callers that type the value themselves (the route registry, whose schemas are only known as JSONSchema there). */
+export function compileUntyped(schema: object, prefix = ''): (value: unknown) => unknown {
   const check = ajv.compile(schema as object);
   return (value: unknown) => {
     if (!check(value)) throw validationFailed(toDetails(check.errors, prefix));
-    return value as FromSchema<S>;
+    return value;
   };
 }
 
@@ -69,8 +75,11 @@ export function fromStrings(schema: JSONSchema, raw: Record<string, string | str
   return out;
 }
 
+/** Checks the strings of a path or query string: the value read by the schema, or the details of every failure. */
+export type StringsChecker = (raw: Record<string, string | string[] | undefined>) => { value: unknown } | { details: ErrorDetail[] };
+
 /** Compiles an object schema for a path or query string once; the checker returns the value (typed by the route), or the details of every failure. */
-export function compileStrings(schema: JSONSchema): (raw: Record<string, string | string[] | undefined>) => { value: unknown } | { details: ErrorDetail[] } {
+export function compileStrings(schema: JSONSchema): StringsChecker {
   const check = ajv.compile(schema as object);
   return (raw) => {
     const value = fromStrings(schema, raw);
