@@ -43,6 +43,11 @@ export interface Config {
   requestBodyTimeoutMs: number;
   /** REQUEST_TIMEOUT: most time to receive any whole request, pushes and LFS uploads included (Node's `requestTimeout`). */
   requestTimeoutMs: number;
+  /**
+   * Check every API answer against the schema its route declares (a mismatch is logged and
+   * becomes a 500). No environment variable sets it: the test server turns it on.
+   */
+  validateResponses: boolean;
 }
 
 /** So many requests per window. */
@@ -178,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestIdleTimeoutMs: positiveDuration('REQUEST_IDLE_TIMEOUT', get('REQUEST_IDLE_TIMEOUT', '30s')),
     requestBodyTimeoutMs: positiveDuration('REQUEST_BODY_TIMEOUT', get('REQUEST_BODY_TIMEOUT', '2m')),
     requestTimeoutMs,
+    validateResponses: false,
     ...overrides,
   };
 }

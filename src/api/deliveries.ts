@@ -1,19 +1,102 @@
-import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
-import { notifyDeliveries, type Services } from '../services.ts';
-import type { Db } from '../db/connect.ts';
-import { repositoryById } from '../domain/repos.ts';
-import { accessTo } from '../domain/access.ts';
-import { findWebhook } from '../webhooks/store.ts';
+import { notifyDeliveries } from '../services.ts';
 import { insertPing } from '../webhooks/ping.ts';
 import { attemptsOf, bodyOf, findDelivery, type Delivery } from '../webhooks/deliveries.ts';
 import { countDeliveries, listDeliveries, redeliver } from '../webhooks/history.ts';
-import type { DeliveryStatus } from '../webhooks/model.ts';
-import { conflict, forbidden, notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
-import { jsonBody } from '../http/body.ts';
-import { compile } from '../http/validate.ts';
-import { idParam } from './params.ts';
+import { EVENT_TYPES } from '../events/types.ts';
+import { conflict, notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
+import { named, route, type Route } from './route.ts';
+import { ID, idParams, INT_OR_NULL, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
+
+// Ping and retry take no input; a body, if sent, must be an empty object.
+const NoInput = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+const HistoryQuery = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['success', 'failed', 'pending'] },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
+    cursor: { type: 'string', description: 'From the previous page\'s `next_cursor`.' },
+  },
+} as const;
+
+const DeliverySchema = named('Delivery', {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'guid', 'webhook_id', 'event', 'action', 'status', 'result', 'status_code', 'error', 'attempts', 'next_attempt_at', 'timestamp', 'duration_ms', 'redelivery', 'redelivery_of', 'created_at', 'url'],
+  properties: {
+    id: ID,
+    guid: { type: 'string', format: 'uuid', description: 'The `X-Service-Delivery` header: the same on every attempt and redelivery.' },
+    webhook_id: ID,
+    event: { type: 'string', enum: [...EVENT_TYPES, 'ping'] },
+    action: TEXT_OR_NULL,
+    status: { type: 'string', enum: ['success', 'failed', 'pending'] },
+    result: { enum: ['Success', 'Failed', null] },
+    status_code: INT_OR_NULL,
+    error: TEXT_OR_NULL,
+    attempts: { type: 'integer', minimum: 0 },
+    next_attempt_at: TIME_OR_NULL,
+    timestamp: { ...TIME_OR_NULL, description: 'When the last attempt was made.' },
+    duration_ms: INT_OR_NULL,
+    redelivery: { type: 'boolean' },
+    redelivery_of: { type: ['integer', 'null'] },
+    created_at: TIME,
+    url: { type: 'string', format: 'uri' },
+  },
+} as const);
+
+const HEADERS = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+const DeliveryDetailSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [...DeliverySchema.required, 'attempts_log', 'request', 'response'],
+  properties: {
+    ...DeliverySchema.properties,
+    attempts_log: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['attempt', 'timestamp', 'status_code', 'error', 'duration_ms'],
+        properties: { attempt: { type: 'integer', minimum: 1 }, timestamp: TIME, status_code: INT_OR_NULL, error: TEXT_OR_NULL, duration_ms: INT_OR_NULL },
+      },
+    },
+    request: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['headers', 'body'],
+      properties: { headers: { anyOf: [HEADERS, { type: 'null' }] }, body: { ...TEXT_OR_NULL, description: 'The exact body sent (null once its event is gone).' } },
+    },
+    response: {
+      anyOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['status', 'headers', 'body'],
+          properties: { status: INT_OR_NULL, headers: { anyOf: [HEADERS, { type: 'null' }] }, body: TEXT_OR_NULL },
+        },
+        { type: 'null' },
+      ],
+    },
+  },
+} as const;
+
+const DeliveryPageSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['total', 'successful', 'failed', 'pending', 'deliveries', 'next_cursor'],
+  properties: {
+    total: { type: 'integer', minimum: 0 },
+    successful: { type: 'integer', minimum: 0 },
+    failed: { type: 'integer', minimum: 0 },
+    pending: { type: 'integer', minimum: 0 },
+    deliveries: { type: 'array', items: DeliverySchema },
+    next_cursor: TEXT_OR_NULL,
+  },
+} as const;
+
+const DELIVERY_PARAMS = { type: 'object', required: ['id', 'delivery'], properties: { id: ID, delivery: ID } } as const;
 
 /** The API form of a delivery (SPEC §5.3). */
 export function presentDelivery(baseUrl: string, d: Delivery) {
@@ -38,104 +121,106 @@ export function presentDelivery(baseUrl: string, d: Delivery) {
   };
 }
 
-/**
- * Loads :id as ctx.state.webhook with its repository; the caller must own the repository
- * (404 when they cannot see it, so a private repository's hooks are never revealed).
- */
-function webhookAccess(db: Db) {
-  return async function loadWebhook(ctx: Context, next: Next) {
-    const id = idParam(ctx.params.id, 'Webhook not found');
-    const hook = await findWebhook(db, id);
-    const repo = hook && (await repositoryById(db, hook.repository_id));
-    if (!hook || !repo) throw notFound('Webhook not found');
-    const access = await accessTo(db, repo, ctx.state.user);
-    if (!access.read) throw notFound('Webhook not found');
-    if (!access.admin) throw forbidden('Only organization owners may manage webhooks');
-    ctx.state.webhook = hook;
-    ctx.state.repo = repo;
-    await next();
-  };
+/** The delivery id a cursor stands for, or null for anything this API did not give. */
+function cursorBefore(cursor: string): number | null {
+  const m = /^d(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  return m && Buffer.from(`d${m[1]}`).toString('base64url') === cursor ? Number(m[1]) : null;
 }
 
-// Ping and retry take no input; a body, if sent, must be an empty object.
-const parseNoInput = compile({ type: 'object', additionalProperties: false, properties: {} } as const);
-const noInput = [jsonBody(), async (ctx: Context, next: Next) => {
-  if (ctx.request.body !== undefined) parseNoInput(ctx.request.body);
-  await next();
-}];
-
-const STATUSES: DeliveryStatus[] = ['success', 'failed', 'pending'];
-
-function one(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[value.length - 1] : value;
+/** The cursor's problem, if any, for the same 422 as the schema's (a repeated parameter counts by its last value). */
+function cursorProblems(raw: Record<string, string | string[] | undefined>) {
+  const cursor = [raw.cursor ?? []].flat().at(-1);
+  return cursor === undefined || cursorBefore(cursor) !== null ? [] : [{ path: '/cursor', message: 'is not a cursor this API gave' }];
 }
 
-/** Reads status, limit and cursor; every bad value is named in one 422. */
-function listQuery(query: Record<string, string | string[] | undefined>) {
-  const details: ErrorDetail[] = [];
-  const status = one(query.status);
-  if (status !== undefined && !STATUSES.includes(status as DeliveryStatus)) details.push({ path: '/status', message: 'must be success, failed or pending' });
-  const limitText = one(query.limit);
-  let limit = 30;
-  if (limitText !== undefined) {
-    limit = /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
-    if (!(limit >= 1 && limit <= 100)) details.push({ path: '/limit', message: 'must be a whole number from 1 to 100' });
-  }
-  const cursor = one(query.cursor);
-  let before: number | undefined;
-  if (cursor !== undefined) {
-    const m = /^d(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-    if (!m || Buffer.from(`d${m[1]}`).toString('base64url') !== cursor) details.push({ path: '/cursor', message: 'is not a cursor this API gave' });
-    else before = Number(m[1]);
-  }
-  if (details.length > 0) throw validationFailed(details);
-  return { status: status as DeliveryStatus | undefined, limit, before };
-}
+const deliveryRoute = { tag: 'deliveries', access: 'webhook:admin', notFound: 'Delivery not found' } as const;
 
-/** Ping, delivery history and manual redelivery under /webhooks/:id (ids are global). */
-export function deliveryRoutes(router: Router, services: Services) {
-  const { db, config } = services;
-
-  router.post('/webhooks/:id/ping', webhookAccess(db), ...noInput, async (ctx) => {
-    const id = await insertPing(db, config, ctx.state.repo, ctx.state.user, ctx.state.webhook);
-    notifyDeliveries(services);
-    ctx.status = 202;
-    ctx.body = presentDelivery(config.baseUrl, (await findDelivery(db, ctx.state.webhook.id, id))!);
-  });
-
-  router.get('/webhooks/:id/deliveries', webhookAccess(db), async (ctx) => {
-    const query = listQuery(ctx.query);
-    const hookId = ctx.state.webhook.id;
-    const counts = await countDeliveries(db, hookId);
-    const page = await listDeliveries(db, hookId, query);
-    ctx.body = {
-      ...counts,
-      deliveries: page.deliveries.map((d) => presentDelivery(config.baseUrl, d)),
-      next_cursor: page.next === null ? null : Buffer.from(`d${page.next}`).toString('base64url'),
-    };
-  });
-
-  router.get('/webhooks/:id/deliveries/:delivery', webhookAccess(db), async (ctx) => {
-    const delivery = await findDelivery(db, ctx.state.webhook.id, idParam(ctx.params.delivery, 'Delivery not found'));
-    if (!delivery) throw notFound('Delivery not found');
-    const attempts = await attemptsOf(db, delivery.id);
-    const last = attempts[attempts.length - 1];
-    ctx.body = {
-      ...presentDelivery(config.baseUrl, delivery),
-      attempts_log: attempts.map((a) => ({ attempt: a.attempt, timestamp: iso(a.started_at), status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
-      request: { headers: last?.request_headers ?? null, body: await bodyOf(db, delivery.id) },
-      response: last ? { status: last.status_code, headers: last.response_headers, body: last.response_body } : null,
-    };
-  });
-
-  router.post('/webhooks/:id/deliveries/:delivery/retry', webhookAccess(db), ...noInput, async (ctx) => {
-    const original = await findDelivery(db, ctx.state.webhook.id, idParam(ctx.params.delivery, 'Delivery not found'));
-    if (!original) throw notFound('Delivery not found');
-    const copy = await redeliver(db, original);
-    if (copy === 'pending') throw conflict('The delivery is still pending; retry it once it has finished');
-    notifyDeliveries(services);
-    ctx.status = 202;
-    ctx.set('Location', `/api/v1/webhooks/${copy.webhook_id}/deliveries/${copy.id}`);
-    ctx.body = presentDelivery(config.baseUrl, copy);
-  });
-}
+/** Ping, delivery history and manual redelivery under /webhooks/{id} (ids are global). */
+export const deliveryRoutes: Route[] = [
+  route({
+    ...deliveryRoute,
+    id: 'pingWebhook',
+    method: 'post',
+    path: '/webhooks/{id}/ping',
+    summary: 'Send a ping delivery to a webhook',
+    params: idParams('id'),
+    body: NoInput,
+    bodyOptional: true,
+    bodyFirst: true,
+    answers: { 202: DeliverySchema },
+    handler: async (_input, ctx, services) => {
+      const { db, config } = services;
+      const id = await insertPing(db, config, ctx.state.repo, ctx.state.user, ctx.state.webhook);
+      notifyDeliveries(services);
+      ctx.status = 202;
+      ctx.body = presentDelivery(config.baseUrl, (await findDelivery(db, ctx.state.webhook.id, id))!);
+    },
+  }),
+  route({
+    ...deliveryRoute,
+    id: 'listDeliveries',
+    method: 'get',
+    path: '/webhooks/{id}/deliveries',
+    summary: 'A webhook\'s deliveries, newest first, with counts by status',
+    params: idParams('id'),
+    query: HistoryQuery,
+    queryCheck: cursorProblems,
+    answers: { 200: DeliveryPageSchema },
+    handler: async ({ query }, ctx, { db, config }) => {
+      const hookId = ctx.state.webhook.id;
+      const before = query.cursor === undefined ? undefined : cursorBefore(query.cursor)!;
+      const counts = await countDeliveries(db, hookId);
+      const page = await listDeliveries(db, hookId, { status: query.status, limit: query.limit, before });
+      ctx.body = {
+        ...counts,
+        deliveries: page.deliveries.map((d) => presentDelivery(config.baseUrl, d)),
+        next_cursor: page.next === null ? null : Buffer.from(`d${page.next}`).toString('base64url'),
+      };
+    },
+  }),
+  route({
+    ...deliveryRoute,
+    id: 'getDelivery',
+    method: 'get',
+    path: '/webhooks/{id}/deliveries/{delivery}',
+    summary: 'A delivery with its attempts, the request sent and the last response',
+    params: DELIVERY_PARAMS,
+    answers: { 200: DeliveryDetailSchema },
+    handler: async ({ params }, ctx, { db, config }) => {
+      const delivery = await findDelivery(db, ctx.state.webhook.id, params.delivery);
+      if (!delivery) throw notFound('Delivery not found');
+      const attempts = await attemptsOf(db, delivery.id);
+      const last = attempts[attempts.length - 1];
+      ctx.body = {
+        ...presentDelivery(config.baseUrl, delivery),
+        attempts_log: attempts.map((a) => ({ attempt: a.attempt, timestamp: iso(a.started_at), status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
+        request: { headers: last?.request_headers ?? null, body: await bodyOf(db, delivery.id) },
+        response: last ? { status: last.status_code, headers: last.response_headers, body: last.response_body } : null,
+      };
+    },
+  }),
+  route({
+    ...deliveryRoute,
+    id: 'redeliver',
+    method: 'post',
+    path: '/webhooks/{id}/deliveries/{delivery}/retry',
+    summary: 'Send a finished delivery again, as a new delivery with the same guid',
+    params: DELIVERY_PARAMS,
+    body: NoInput,
+    bodyOptional: true,
+    bodyFirst: true,
+    answers: { 202: DeliverySchema },
+    errors: [409],
+    headers: { 202: ['Location'] },
+    handler: async ({ params }, ctx, services) => {
+      const original = await findDelivery(services.db, ctx.state.webhook.id, params.delivery);
+      if (!original) throw notFound('Delivery not found');
+      const copy = await redeliver(services.db, original);
+      if (copy === 'pending') throw conflict('The delivery is still pending; retry it once it has finished');
+      notifyDeliveries(services);
+      ctx.status = 202;
+      ctx.set('Location', `/api/v1/webhooks/${copy.webhook_id}/deliveries/${copy.id}`);
+      ctx.body = presentDelivery(services.config.baseUrl, copy);
+    },
+  }),
+];

@@ -1,5 +1,4 @@
-import { idParam, MAX_INT } from './params.ts';
-import { notFound } from '../http/errors.ts';
+import { MAX_INT } from './params.ts';
 
 export { MAX_INT };
 
@@ -11,9 +10,3 @@ export function text<const Min extends number, const Max extends number>(minLeng
   return { type: 'string', minLength, maxLength, pattern: '^[^\\u0000]*$' } as const;
 }
 
-/** A path number or id of a 32-bit column; anything else is a 404, as no such thing can exist. */
-export function intParam(value: string | undefined, what: string): number {
-  const n = idParam(value, what);
-  if (n > MAX_INT) throw notFound(what);
-  return n;
-}

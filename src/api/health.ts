@@ -1,30 +1,74 @@
 import fs from 'node:fs/promises';
 import { constants } from 'node:fs';
-import type Router from '@koa/router';
 import type { Services } from '../services.ts';
 import { version } from '../version.ts';
+import { route, type Route } from './route.ts';
 
-/** GET /health and GET /meta: the two endpoints that need no token. */
-export function healthRoutes(router: Router, { db, config }: Services) {
-  router.get('/health', async (ctx) => {
-    const checks = { database: 'ok', repos_dir: 'ok' };
-    try {
-      await db.raw('select 1');
-    } catch {
-      checks.database = 'unreachable';
-    }
-    try {
-      await fs.mkdir(config.reposDir, { recursive: true });
-      await fs.access(config.reposDir, constants.W_OK);
-    } catch {
-      checks.repos_dir = 'not writable';
-    }
-    const ok = checks.database === 'ok' && checks.repos_dir === 'ok';
-    ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'unavailable', ...checks };
-  });
+const HealthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'database', 'repos_dir'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'unavailable'] },
+    database: { type: 'string', enum: ['ok', 'unreachable'] },
+    repos_dir: { type: 'string', enum: ['ok', 'not writable'] },
+  },
+} as const;
 
-  router.get('/meta', (ctx) => {
-    ctx.body = { hooks: config.deliverySourceRanges, version };
-  });
+const MetaSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['hooks', 'version'],
+  properties: {
+    hooks: { type: 'array', items: { type: 'string' }, description: 'Address ranges deliveries come from (DELIVERY_SOURCE_RANGES).' },
+    version: { type: 'string' },
+  },
+} as const;
+
+/** Whether the database answers and the repository directory is writable. */
+async function runChecks({ db, config }: Services): Promise<{ database: string; repos_dir: string }> {
+  const checks = { database: 'ok', repos_dir: 'ok' };
+  try {
+    await db.raw('select 1');
+  } catch {
+    checks.database = 'unreachable';
+  }
+  try {
+    await fs.mkdir(config.reposDir, { recursive: true });
+    await fs.access(config.reposDir, constants.W_OK);
+  } catch {
+    checks.repos_dir = 'not writable';
+  }
+  return checks;
 }
+
+/** GET /health and GET /meta: the endpoints that need no token. */
+export const healthRoutes: Route[] = [
+  route({
+    id: 'getHealth',
+    method: 'get',
+    path: '/health',
+    summary: 'Whether the database and the repository directory work (not rate limited)',
+    tag: 'meta',
+    access: 'public',
+    answers: { 200: HealthSchema, 503: HealthSchema },
+    handler: async (_input, ctx, services) => {
+      const checks = await runChecks(services);
+      const ok = checks.database === 'ok' && checks.repos_dir === 'ok';
+      ctx.status = ok ? 200 : 503;
+      ctx.body = { status: ok ? 'ok' : 'unavailable', ...checks };
+    },
+  }),
+  route({
+    id: 'getMeta',
+    method: 'get',
+    path: '/meta',
+    summary: 'The delivery source ranges and the server version',
+    tag: 'meta',
+    access: 'public',
+    answers: { 200: MetaSchema },
+    handler: (_input, ctx, { config }) => {
+      ctx.body = { hooks: config.deliverySourceRanges, version };
+    },
+  }),
+];

@@ -1,17 +1,16 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
 import { NAME_PATTERN } from '../domain/names.ts';
-import { compile } from '../http/validate.ts';
-import { conflict, forbidden, notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
-import { jsonBody } from '../http/body.ts';
-import { cancelImportJob, createImportJob, findImportJob, listImportJobs } from '../import/jobs.ts';
-import { presentImportJob } from '../import/present.ts';
-import { idParam } from './params.ts';
+import { conflict, forbidden, notFound } from '../http/errors.ts';
+import { cancelImportJob, createImportJob, findImportJob, listImportJobs, type ImportJob } from '../import/jobs.ts';
+import { WharfError } from '../errors/wharfError.ts';
+import { ImportJobSchema, presentImportJob } from './importJob.ts';
+import { route, type Route } from './route.ts';
+import { idParams, listOf } from './schemas.ts';
 
-const parseImport = compile({
+const NewImport = {
   type: 'object',
   additionalProperties: false,
   required: ['source_url', 'target_org', 'name'],
@@ -24,74 +23,109 @@ const parseImport = compile({
     auth_password: { type: 'string', maxLength: 4096 },
     lfs_url: { type: 'string', minLength: 1, maxLength: 2048 },
   },
-} as const);
+} as const;
+
+const ImportListQuery = {
+  type: 'object',
+  properties: {
+    org: { type: 'string', description: 'Only this organization\'s jobs (its owners only).' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
+    cursor: { type: 'integer', minimum: 1, maximum: 9_999_999_999_999, description: 'From the previous page\'s `Link: rel="next"`.' },
+  },
+} as const;
+
+const JOB_PARAMS = idParams('id');
 
 /** 404 for an organization the caller is not in (or that does not exist), 403 for a member who is not an owner. */
-async function ownedOrg(services: Services, ctx: Context, name: string): Promise<Org> {
-  const org = await findOrg(services.db, name);
-  const role = org && (await roleIn(services.db, org.id, ctx.state.user));
+async function ownedOrg({ db }: Services, ctx: Context, name: string): Promise<Org> {
+  const org = await findOrg(db, name);
+  const role = org && (await roleIn(db, org.id, ctx.state.user));
   if (!org || !role) throw notFound('Organization not found');
   if (role !== 'owner') throw forbidden('Only organization owners may import repositories');
   return org;
 }
 
-/** Repository import jobs (SPEC §8.1): create, list, show, cancel. Organization owners only. */
-export function importRoutes(router: Router, services: Services) {
-  const { db, config, signals } = services;
-
-  const loadJob = async (ctx: Context) => {
-    const job = await findImportJob(db, idParam(ctx.params.id, 'Import not found'));
-    if (!job) throw notFound('Import not found');
-    await ownedOrg(services, ctx, job.target_org).catch((err) => {
-      throw err.code === 'forbidden' ? err : notFound('Import not found');
-    });
-    return job;
-  };
-
-  router.post('/repos/import', jsonBody(), async (ctx) => {
-    const input = parseImport(ctx.request.body);
-    const org = await ownedOrg(services, ctx, input.target_org);
-    const job = await createImportJob(db, config, org, ctx.state.user, input);
-    signals.emit('imports');
-    ctx.status = 202;
-    ctx.set('Location', `/api/v1/repos/import/${job.id}`);
-    ctx.body = presentImportJob(config, job);
+/** Loads the job of {id} as ctx.state.job; 404 unless the caller owns its organization (403 for a member who does not). */
+async function loadJob(params: { id: number }, ctx: Context, services: Services): Promise<void> {
+  const job = await findImportJob(services.db, params.id);
+  if (!job) throw notFound('Import not found');
+  await ownedOrg(services, ctx, job.target_org).catch((err) => {
+    throw err instanceof WharfError && err.code === 'forbidden' ? err : notFound('Import not found');
   });
-
-  router.get('/repos/import', async (ctx) => {
-    const details: ErrorDetail[] = [];
-    const one = (name: string) => {
-      const v = ctx.query[name];
-      return Array.isArray(v) ? v[v.length - 1] : v;
-    };
-    const limitText = one('limit') ?? '30';
-    const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN;
-    if (!(limit >= 1 && limit <= 100)) details.push({ path: '/limit', message: 'must be a whole number from 1 to 100' });
-    const cursor = one('cursor');
-    if (cursor !== undefined && !/^[1-9]\d{0,12}$/.test(cursor)) details.push({ path: '/cursor', message: 'is not a cursor this server gave' });
-    if (details.length) throw validationFailed(details);
-    const orgName = one('org');
-    const org = orgName ? await ownedOrg(services, ctx, orgName) : undefined;
-    const found = await listImportJobs(db, ctx.state.user, { orgId: org?.id, limit, before: cursor ? Number(cursor) : undefined });
-    if (found.length === limit) {
-      const next = new URLSearchParams({ ...(orgName ? { org: orgName } : {}), limit: String(limit), cursor: String(found[found.length - 1].id) });
-      ctx.set('Link', `</api/v1/repos/import?${next}>; rel="next"`);
-    }
-    ctx.body = found.map((job) => presentImportJob(config, job));
-  });
-
-  // A path that is not a job id falls through (next) to /repos/:org/:repo, so an
-  // organization named "import" keeps its repositories.
-  router.get('/repos/import/:id', async (ctx, next) => {
-    if (!/^\d+$/.test(ctx.params.id)) return next();
-    ctx.body = presentImportJob(config, await loadJob(ctx));
-  });
-
-  router.delete('/repos/import/:id', async (ctx, next) => {
-    if (!/^\d+$/.test(ctx.params.id)) return next();
-    const job = await loadJob(ctx);
-    if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
-    signals.emit('import-cancel', job.id);
-    ctx.body = presentImportJob(config, (await findImportJob(db, job.id))!);
-  });
+  ctx.state.job = job satisfies ImportJob;
 }
+
+// A path that is not a job id goes on to /repos/{org}/{repo}, so an organization named "import" keeps its repositories.
+const notAnId = (raw: Record<string, string>) => !/^\d+$/.test(raw.id);
+
+const oneJob = { tag: 'imports', access: 'token', path: '/repos/import/{id}', params: JOB_PARAMS, notFound: 'Import not found', passes: notAnId, load: loadJob } as const;
+
+/** Repository import jobs (SPEC §8.1): create, list, show, cancel. Organization owners only. */
+export const importRoutes: Route[] = [
+  route({
+    id: 'createImport',
+    method: 'post',
+    path: '/repos/import',
+    summary: 'Start importing a repository into an organization (its owners only)',
+    tag: 'imports',
+    access: 'token',
+    body: NewImport,
+    answers: { 202: ImportJobSchema },
+    errors: [403, 404, 409],
+    headers: { 202: ['Location'] },
+    handler: async ({ body }, ctx, services) => {
+      const org = await ownedOrg(services, ctx, body.target_org);
+      const job = await createImportJob(services.db, services.config, org, ctx.state.user, body);
+      services.signals.emit('imports');
+      ctx.status = 202;
+      ctx.set('Location', `/api/v1/repos/import/${job.id}`);
+      ctx.body = presentImportJob(services.config, job);
+    },
+  }),
+  route({
+    id: 'listImports',
+    method: 'get',
+    path: '/repos/import',
+    summary: 'Import jobs of the organizations the caller owns, newest first',
+    tag: 'imports',
+    access: 'token',
+    query: ImportListQuery,
+    answers: { 200: listOf(ImportJobSchema) },
+    errors: [403, 404],
+    headers: { 200: ['Link'] },
+    handler: async ({ query }, ctx, services) => {
+      const org = query.org ? await ownedOrg(services, ctx, query.org) : undefined;
+      const found = await listImportJobs(services.db, ctx.state.user, { orgId: org?.id, limit: query.limit, before: query.cursor });
+      if (found.length === query.limit) {
+        const next = new URLSearchParams({ ...(query.org ? { org: query.org } : {}), limit: String(query.limit), cursor: String(found[found.length - 1].id) });
+        ctx.set('Link', `</api/v1/repos/import?${next}>; rel="next"`);
+      }
+      ctx.body = found.map((job) => presentImportJob(services.config, job));
+    },
+  }),
+  route({
+    ...oneJob,
+    id: 'getImport',
+    method: 'get',
+    summary: 'An import job and its progress',
+    answers: { 200: ImportJobSchema },
+    errors: [403],
+    handler: (_input, ctx, { config }) => {
+      ctx.body = presentImportJob(config, ctx.state.job);
+    },
+  }),
+  route({
+    ...oneJob,
+    id: 'cancelImport',
+    method: 'delete',
+    summary: 'Cancel an import job that has not finished',
+    answers: { 200: ImportJobSchema },
+    errors: [403, 409],
+    handler: async (_input, ctx, { db, config, signals }) => {
+      const job: ImportJob = ctx.state.job;
+      if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
+      signals.emit('import-cancel', job.id);
+      ctx.body = presentImportJob(config, (await findImportJob(db, job.id))!);
+    },
+  }),
+];

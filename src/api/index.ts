@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Services } from '../services.ts';
-import { requireUser } from '../http/auth.ts';
+import type { Route } from './route.ts';
+import { mountRoutes } from './mount.ts';
 import { healthRoutes } from './health.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
@@ -15,20 +16,33 @@ import { pipelineRoutes } from './pipelines.ts';
 import { agentActionRoutes } from './agentActions.ts';
 import { pullRoutes } from './pulls.ts';
 import { releaseRoutes } from './releases.ts';
+import { openApiRoute } from './openapi.ts';
 
-/** A group of API routes; each adds its routes to the router it is given. */
-export type RouteGroup = (router: Router, services: Services) => void;
+/** Every route group, in the order they are matched (imports before /repos/{org}/{repo}, whose path they share). */
+const GROUPS: Route[][] = [
+  healthRoutes,
+  [openApiRoute(() => API_ROUTES)],
+  userRoutes,
+  orgRoutes,
+  importRoutes,
+  repoRoutes,
+  bulkIssueRoutes,
+  issueRoutes,
+  commentRoutes,
+  pullRoutes,
+  releaseRoutes,
+  pipelineRoutes,
+  agentActionRoutes,
+  webhookRoutes,
+  deliveryRoutes,
+];
 
-/** Route groups behind a bearer token. */
-const AUTHENTICATED: RouteGroup[] = [userRoutes, orgRoutes, importRoutes, repoRoutes, bulkIssueRoutes, issueRoutes, commentRoutes, pullRoutes, releaseRoutes, pipelineRoutes, agentActionRoutes, webhookRoutes, deliveryRoutes];
+/** The registry: every /api/v1 route, declared once. */
+export const API_ROUTES: readonly Route[] = GROUPS.flat();
 
-/** The REST API under /api/v1: health and meta open, everything else behind a bearer token. */
+/** The REST API under /api/v1, mounted from the registry. */
 export function apiRouters(services: Services): Router[] {
-  const open = new Router({ prefix: '/api/v1' });
-  healthRoutes(open, services);
-  const authed = new Router({ prefix: '/api/v1' });
-  // Router middleware runs only for paths that match a route, so unknown paths stay 404.
-  authed.use(requireUser(services.db));
-  for (const group of AUTHENTICATED) group(authed, services);
-  return [open, authed];
+  const router = new Router({ prefix: '/api/v1' });
+  mountRoutes(router, services, API_ROUTES);
+  return [router];
 }

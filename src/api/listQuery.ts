@@ -1,30 +1,23 @@
 import type { Context } from 'koa';
-import { validationFailed, type ErrorDetail } from '../http/errors.ts';
-import { MAX_INT } from './fields.ts';
+import type { FromSchema } from 'json-schema-to-ts';
+import { MAX_INT } from './params.ts';
 
 /** Query of an issue or pull request list: `state` (open, closed, all), `limit` (1–100), `cursor` (a number from the previous page's Link). */
-export interface ListQuery {
-  state: 'open' | 'closed' | 'all';
-  limit: number;
-  before?: number;
-}
+export const LIST_QUERY = {
+  type: 'object',
+  properties: {
+    state: { type: 'string', enum: ['open', 'closed', 'all'], default: 'open' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
+    cursor: { type: 'integer', minimum: 1, maximum: MAX_INT, description: 'From the previous page\'s `Link: rel="next"`.' },
+  },
+} as const;
 
-/** Reads ?state, ?limit and ?cursor; bad values are a 422 naming each (SPEC §4). */
-export function parseListQuery(ctx: Context): ListQuery {
-  const details: ErrorDetail[] = [];
-  const one = (name: string) => {
-    const v = ctx.query[name];
-    return Array.isArray(v) ? v[v.length - 1] : v;
-  };
-  const state = one('state') ?? 'open';
-  if (!['open', 'closed', 'all'].includes(state)) details.push({ path: '/state', message: 'must be open, closed or all' });
-  const limitText = one('limit') ?? '30';
-  const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN;
-  if (!(limit >= 1 && limit <= 100)) details.push({ path: '/limit', message: 'must be a whole number from 1 to 100' });
-  const cursor = one('cursor');
-  if (cursor !== undefined && !(/^[1-9]\d{0,9}$/.test(cursor) && Number(cursor) <= MAX_INT)) details.push({ path: '/cursor', message: 'is not a cursor this server gave' });
-  if (details.length > 0) throw validationFailed(details);
-  return { state: state as ListQuery['state'], limit, before: cursor === undefined ? undefined : Number(cursor) };
+/** A checked list query. */
+export type ListQuery = FromSchema<typeof LIST_QUERY>;
+
+/** The list options the domain takes from a checked query. */
+export function listOptions(query: ListQuery) {
+  return { state: query.state, limit: query.limit, before: query.cursor };
 }
 
 /** Sets a `Link: <…?cursor=N>; rel="next"` header when a page came back full. */

@@ -1,25 +1,23 @@
-import type Router from '@koa/router';
-import type { Services } from '../services.ts';
-import { createOrg, findOrg, findUser, roleIn, setMembership } from '../domain/accounts.ts';
+import { createOrg, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { createRepository, findRepository, listRepositories, VISIBILITIES } from '../domain/repos.ts';
 import { NAME_PATTERN, isValidName } from '../domain/names.ts';
-import { compile } from '../http/validate.ts';
-import { conflict, forbidden, notFound, validationFailed } from '../http/errors.ts';
-import { jsonBody } from '../http/body.ts';
+import { conflict, validationFailed } from '../http/errors.ts';
 import { iso, presentRepository } from './present.ts';
+import { route, type Route } from './route.ts';
+import { ID, listOf, RepositorySchema, TIME } from './schemas.ts';
 
 const name = { type: 'string', pattern: NAME_PATTERN } as const;
 
-const parseNewOrg = compile({ type: 'object', additionalProperties: false, required: ['name'], properties: { name } } as const);
+const NewOrg = { type: 'object', additionalProperties: false, required: ['name'], properties: { name } } as const;
 
-const parseNewMember = compile({
+const NewMember = {
   type: 'object',
   additionalProperties: false,
   required: ['login'],
   properties: { login: name, role: { type: 'string', enum: ['owner', 'member'], default: 'member' } },
-} as const);
+} as const;
 
-const parseNewRepo = compile({
+const NewRepo = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
@@ -32,61 +30,97 @@ const parseNewRepo = compile({
     // or ending with '.lock', no trailing '.'.
     default_branch: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$' },
   },
-} as const);
+} as const;
+
+const OrgSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'name', 'created_at'],
+  properties: { id: ID, name: { type: 'string' }, created_at: TIME },
+} as const;
+
+const MembershipSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['org', 'login', 'role'],
+  properties: { org: { type: 'string' }, login: { type: 'string' }, role: { type: 'string', enum: ['owner', 'member'] } },
+} as const;
 
 function checkName(value: string) {
   if (!isValidName(value)) throw validationFailed([{ path: '/name', message: 'must not end in .git or contain ..' }]);
 }
 
 /** Organizations: create (site admin), add members (owner), create and list repositories. */
-export function orgRoutes(router: Router, services: Services) {
-  const { db, config } = services;
-
-  router.post('/orgs', jsonBody(), async (ctx) => {
-    if (!ctx.state.user.is_admin) throw forbidden('Only site administrators may create organizations');
-    const input = parseNewOrg(ctx.request.body);
-    checkName(input.name);
-    if (await findOrg(db, input.name)) throw conflict(`Organization ${input.name} already exists`);
-    const org = await createOrg(db, input.name, ctx.state.user.id);
-    ctx.status = 201;
-    ctx.set('Location', `/api/v1/orgs/${org.name}`);
-    ctx.body = { id: org.id, name: org.name, created_at: iso(org.created_at) };
-  });
-
-  router.post('/orgs/:org/members', jsonBody(), async (ctx) => {
-    const org = await findOrg(db, ctx.params.org);
-    const role = org && (await roleIn(db, org.id, ctx.state.user));
-    if (!org || !role) throw notFound('Organization not found');
-    if (role !== 'owner') throw forbidden('Only organization owners may add members');
-    const input = parseNewMember(ctx.request.body);
-    const member = await findUser(db, input.login);
-    if (!member) throw validationFailed([{ path: '/login', message: 'no such user' }]);
-    await setMembership(db, org.id, member.id, input.role);
-    ctx.body = { org: org.name, login: member.login, role: input.role };
-  });
-
-  router.post('/orgs/:org/repos', jsonBody(), async (ctx) => {
-    const org = await findOrg(db, ctx.params.org);
-    const role = org && (await roleIn(db, org.id, ctx.state.user));
-    if (!org || !role) throw notFound('Organization not found');
-    const input = parseNewRepo(ctx.request.body);
-    checkName(input.name);
-    if (await findRepository(db, org.name, input.name)) throw conflict(`Repository ${org.name}/${input.name} already exists`);
-    const repo = await createRepository(db, config, {
-      org,
-      name: input.name,
-      visibility: input.visibility,
-      description: input.description,
-      defaultBranch: input.default_branch,
-    });
-    ctx.status = 201;
-    ctx.set('Location', `/api/v1/repos/${org.name}/${repo.name}`);
-    ctx.body = presentRepository(config, repo);
-  });
-
-  router.get('/orgs/:org/repos', async (ctx) => {
-    const org = await findOrg(db, ctx.params.org);
-    if (!org) throw notFound('Organization not found');
-    ctx.body = (await listRepositories(db, org, ctx.state.user)).map((r) => presentRepository(config, r));
-  });
-}
+export const orgRoutes: Route[] = [
+  route({
+    id: 'createOrg',
+    method: 'post',
+    path: '/orgs',
+    summary: 'Create an organization, owned by the caller',
+    tag: 'organizations',
+    access: 'site:admin',
+    denied: 'Only site administrators may create organizations',
+    body: NewOrg,
+    answers: { 201: OrgSchema },
+    errors: [409],
+    headers: { 201: ['Location'] },
+    handler: async ({ body }, ctx, { db }) => {
+      checkName(body.name);
+      if (await findOrg(db, body.name)) throw conflict(`Organization ${body.name} already exists`);
+      const org = await createOrg(db, body.name, ctx.state.user.id);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/orgs/${org.name}`);
+      ctx.body = { id: org.id, name: org.name, created_at: iso(org.created_at) };
+    },
+  }),
+  route({
+    id: 'addMember',
+    method: 'post',
+    path: '/orgs/{org}/members',
+    summary: 'Add a user to an organization, or change their role',
+    tag: 'organizations',
+    access: 'org:owner',
+    denied: 'Only organization owners may add members',
+    body: NewMember,
+    answers: { 200: MembershipSchema },
+    handler: async ({ body }, ctx, { db }) => {
+      const member = await findUser(db, body.login);
+      if (!member) throw validationFailed([{ path: '/login', message: 'no such user' }]);
+      await setMembership(db, ctx.state.org.id, member.id, body.role);
+      ctx.body = { org: ctx.state.org.name, login: member.login, role: body.role };
+    },
+  }),
+  route({
+    id: 'createRepository',
+    method: 'post',
+    path: '/orgs/{org}/repos',
+    summary: 'Create a repository in an organization',
+    tag: 'repositories',
+    access: 'org:member',
+    body: NewRepo,
+    answers: { 201: RepositorySchema },
+    errors: [409],
+    headers: { 201: ['Location'] },
+    handler: async ({ body }, ctx, { db, config }) => {
+      const org = ctx.state.org;
+      checkName(body.name);
+      if (await findRepository(db, org.name, body.name)) throw conflict(`Repository ${org.name}/${body.name} already exists`);
+      const repo = await createRepository(db, config, { org, name: body.name, visibility: body.visibility, description: body.description, defaultBranch: body.default_branch });
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/repos/${org.name}/${repo.name}`);
+      ctx.body = presentRepository(config, repo);
+    },
+  }),
+  route({
+    id: 'listOrgRepositories',
+    method: 'get',
+    path: '/orgs/{org}/repos',
+    summary: 'The repositories of an organization the caller can see',
+    tag: 'repositories',
+    access: 'org:read',
+    answers: { 200: listOf(RepositorySchema) },
+    handler: async (_input, ctx, { db, config }) => {
+      ctx.body = (await listRepositories(db, ctx.state.org, ctx.state.user)).map((r) => presentRepository(config, r));
+    },
+  }),
+];

@@ -1,40 +1,71 @@
-import type Router from '@koa/router';
 import type { Config } from '../config.ts';
-import type { Services } from '../services.ts';
 import type { Repository } from '../domain/repos.ts';
 import { createPull, findPull, listPulls, updatePull, type PullRequest } from '../domain/pulls.ts';
 import { mergePull } from '../domain/merge.ts';
 import { repoUrl } from '../events/payloads/urls.ts';
-import { repoAccess } from '../http/repoAccess.ts';
-import { compile } from '../http/validate.ts';
-import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { intParam } from './fields.ts';
 import { iso } from './present.ts';
-import { parseListQuery, setNextLink } from './listQuery.ts';
+import { LIST_QUERY, listOptions, setNextLink } from './listQuery.ts';
 import { ISSUE_FIELDS } from './issues.ts';
+import { named, route, type Route } from './route.ts';
+import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 // A branch name as a field; git's rules are applied by looking the branch up.
 const branch = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\s\\u0000]*$' } as const;
+const SHA = { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' } as const;
 
-const parseNewPull = compile({
+const NewPull = {
   type: 'object',
   additionalProperties: false,
   required: ['title', 'head'],
   properties: { title: ISSUE_FIELDS.title, body: ISSUE_FIELDS.body, head: branch, base: branch },
-} as const);
+} as const;
 
-const parsePullPatch = compile({
+const PullPatch = {
   type: 'object',
   additionalProperties: false,
   properties: { title: ISSUE_FIELDS.title, body: ISSUE_FIELDS.body, state: ISSUE_FIELDS.state, base: branch },
-} as const);
+} as const;
 
-const parseMerge = compile({
+const Merge = {
   type: 'object',
   additionalProperties: false,
-  properties: { sha: { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' }, merge_method: { type: 'string', enum: ['merge'] } },
+  properties: { sha: { ...SHA, description: 'The head the caller reviewed: the merge is refused (409) if the branch moved since.' }, merge_method: { type: 'string', enum: ['merge'] } },
+} as const;
+
+const branchTip = { type: 'object', additionalProperties: false, required: ['ref', 'sha'], properties: { ref: { type: 'string' }, sha: SHA } } as const;
+
+const PullSchema = named('PullRequest', {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'number', 'title', 'body', 'state', 'merged', 'merged_at', 'merge_commit_sha', 'head', 'base', 'user', 'url', 'created_at', 'updated_at', 'closed_at'],
+  properties: {
+    id: ID,
+    number: ID,
+    title: { type: 'string' },
+    body: { type: 'string' },
+    state: { type: 'string', enum: ['open', 'closed'] },
+    merged: { type: 'boolean' },
+    merged_at: TIME_OR_NULL,
+    merge_commit_sha: { type: ['string', 'null'], pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' },
+    head: branchTip,
+    base: branchTip,
+    user: TEXT_OR_NULL,
+    url: { type: 'string', format: 'uri' },
+    created_at: TIME,
+    updated_at: TIME,
+    closed_at: TIME_OR_NULL,
+  },
 } as const);
+
+const MergeResultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sha', 'merged', 'fast_forward', 'message'],
+  properties: { sha: SHA, merged: { type: 'boolean', const: true }, fast_forward: { type: 'boolean' }, message: { type: 'string' } },
+} as const;
+
+const PULL_PARAMS = repoParams('number');
 
 /** The API form of a pull request. */
 function presentPull(config: Config, repo: Repository, p: PullRequest) {
@@ -57,45 +88,88 @@ function presentPull(config: Config, repo: Repository, p: PullRequest) {
   };
 }
 
+const pullRoute = { tag: 'pull requests', params: PULL_PARAMS, notFound: 'Pull request not found' } as const;
+
 /** Pull requests: open, list, read, edit, close, reopen and merge (SPEC §6 producer of `pull_request`). */
-export function pullRoutes(router: Router, services: Services) {
-  const { db, config } = services;
-  const base = '/repos/:org/:repo/pulls';
-
-  router.post(base, repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const input = parseNewPull(ctx.request.body);
-    const pull = await createPull(services, ctx.state.repo, ctx.state.user, input);
-    ctx.status = 201;
-    ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/pulls/${pull.number}`);
-    ctx.body = presentPull(config, ctx.state.repo, pull);
-  });
-
-  router.get(base, repoAccess(db, 'read'), async (ctx) => {
-    const query = parseListQuery(ctx);
-    const pulls = await listPulls(db, ctx.state.repo, query);
-    setNextLink(ctx, query, pulls.map((p) => p.number));
-    ctx.body = pulls.map((p) => presentPull(config, ctx.state.repo, p));
-  });
-
-  router.get(`${base}/:number`, repoAccess(db, 'read'), async (ctx) => {
-    const pull = await findPull(db, ctx.state.repo, intParam(ctx.params.number, 'Pull request not found'));
-    if (!pull) throw notFound('Pull request not found');
-    ctx.body = presentPull(config, ctx.state.repo, pull);
-  });
-
-  router.patch(`${base}/:number`, repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const number = intParam(ctx.params.number, 'Pull request not found');
-    const patch = parsePullPatch(ctx.request.body);
-    const pull = await updatePull(services, ctx.state.repo, ctx.state.user, number, patch);
-    if (!pull) throw notFound('Pull request not found');
-    ctx.body = presentPull(config, ctx.state.repo, pull);
-  });
-
-  router.put(`${base}/:number/merge`, repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const number = intParam(ctx.params.number, 'Pull request not found');
-    const input = parseMerge(ctx.request.body ?? {});
-    const result = await mergePull(services, ctx.state.repo, ctx.state.user, number, input.sha);
-    if (!result) throw notFound('Pull request not found');
-    ctx.body = { sha: result.sha, merged: true, fast_forward: result.fastForward, message: 'Pull request successfully merged' };
-  });
-}
+export const pullRoutes: Route[] = [
+  route({
+    id: 'createPull',
+    method: 'post',
+    path: '/repos/{org}/{repo}/pulls',
+    summary: 'Open a pull request',
+    tag: 'pull requests',
+    access: 'repo:write',
+    body: NewPull,
+    answers: { 201: PullSchema },
+    errors: [409],
+    headers: { 201: ['Location'] },
+    handler: async ({ body }, ctx, services) => {
+      const pull = await createPull(services, ctx.state.repo, ctx.state.user, body);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/pulls/${pull.number}`);
+      ctx.body = presentPull(services.config, ctx.state.repo, pull);
+    },
+  }),
+  route({
+    id: 'listPulls',
+    method: 'get',
+    path: '/repos/{org}/{repo}/pulls',
+    summary: 'Pull requests, newest first, a page at a time',
+    tag: 'pull requests',
+    access: 'repo:read',
+    query: LIST_QUERY,
+    answers: { 200: listOf(PullSchema) },
+    headers: { 200: ['Link'] },
+    handler: async ({ query }, ctx, { db, config }) => {
+      const pulls = await listPulls(db, ctx.state.repo, listOptions(query));
+      setNextLink(ctx, query, pulls.map((p) => p.number));
+      ctx.body = pulls.map((p) => presentPull(config, ctx.state.repo, p));
+    },
+  }),
+  route({
+    ...pullRoute,
+    id: 'getPull',
+    method: 'get',
+    path: '/repos/{org}/{repo}/pulls/{number}',
+    summary: 'A pull request',
+    access: 'repo:read',
+    answers: { 200: PullSchema },
+    handler: async ({ params }, ctx, { db, config }) => {
+      const pull = await findPull(db, ctx.state.repo, params.number);
+      if (!pull) throw notFound('Pull request not found');
+      ctx.body = presentPull(config, ctx.state.repo, pull);
+    },
+  }),
+  route({
+    ...pullRoute,
+    id: 'updatePull',
+    method: 'patch',
+    path: '/repos/{org}/{repo}/pulls/{number}',
+    summary: 'Edit, close or reopen a pull request',
+    access: 'repo:write',
+    body: PullPatch,
+    answers: { 200: PullSchema },
+    handler: async ({ params, body }, ctx, services) => {
+      const pull = await updatePull(services, ctx.state.repo, ctx.state.user, params.number, body);
+      if (!pull) throw notFound('Pull request not found');
+      ctx.body = presentPull(services.config, ctx.state.repo, pull);
+    },
+  }),
+  route({
+    ...pullRoute,
+    id: 'mergePull',
+    method: 'put',
+    path: '/repos/{org}/{repo}/pulls/{number}/merge',
+    summary: 'Merge a pull request with a merge commit (or a fast-forward)',
+    access: 'repo:write',
+    body: Merge,
+    bodyOptional: true,
+    answers: { 200: MergeResultSchema },
+    errors: [409],
+    handler: async ({ params, body }, ctx, services) => {
+      const result = await mergePull(services, ctx.state.repo, ctx.state.user, params.number, body.sha);
+      if (!result) throw notFound('Pull request not found');
+      ctx.body = { sha: result.sha, merged: true, fast_forward: result.fastForward, message: 'Pull request successfully merged' };
+    },
+  }),
+];

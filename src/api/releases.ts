@@ -1,25 +1,42 @@
-import type Router from '@koa/router';
-import type { Services } from '../services.ts';
 import { createRelease, findRelease, type Release } from '../domain/releases.ts';
-import { repoAccess } from '../http/repoAccess.ts';
-import { compile } from '../http/validate.ts';
-import { jsonBody } from '../http/body.ts';
 import { notFound } from '../http/errors.ts';
-import { intParam, text } from './fields.ts';
+import { text } from './fields.ts';
 import { iso } from './present.ts';
+import { named, route, type Route } from './route.ts';
+import { ID, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
-const parseNewRelease = compile({
+// git's own rules are checked too; this keeps out what could never be a ref name.
+const refName = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\u0000]*$' } as const;
+
+const NewRelease = {
   type: 'object',
   additionalProperties: false,
   required: ['tag_name'],
   properties: {
-    // git's own rules are checked too; this keeps out what could never be a tag.
-    tag_name: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\u0000]*$' },
+    tag_name: refName,
     name: text(0, 255),
     body: text(0, 262144),
     draft: { type: 'boolean' },
     prerelease: { type: 'boolean' },
-    target_commitish: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\u0000]*$' },
+    target_commitish: refName,
+  },
+} as const;
+
+const ReleaseSchema = named('Release', {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'tag_name', 'name', 'body', 'draft', 'prerelease', 'target_commitish', 'author', 'created_at', 'published_at'],
+  properties: {
+    id: ID,
+    tag_name: { type: 'string' },
+    name: { type: 'string' },
+    body: { type: 'string' },
+    draft: { type: 'boolean' },
+    prerelease: { type: 'boolean' },
+    target_commitish: { type: 'string' },
+    author: TEXT_OR_NULL,
+    created_at: TIME,
+    published_at: TIME_OR_NULL,
   },
 } as const);
 
@@ -40,20 +57,39 @@ function presentRelease(r: Release) {
 }
 
 /** Releases (SPEC §6 producer of `release`). */
-export function releaseRoutes(router: Router, services: Services) {
-  const { db } = services;
-
-  router.post('/repos/:org/:repo/releases', repoAccess(db, 'write'), jsonBody(), async (ctx) => {
-    const input = parseNewRelease(ctx.request.body);
-    const release = await createRelease(services, ctx.state.repo, ctx.state.user, input);
-    ctx.status = 201;
-    ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/releases/${release.id}`);
-    ctx.body = presentRelease(release);
-  });
-
-  router.get('/repos/:org/:repo/releases/:id', repoAccess(db, 'read'), async (ctx) => {
-    const release = await findRelease(db, ctx.state.repo, intParam(ctx.params.id, 'Release not found'));
-    if (!release) throw notFound('Release not found');
-    ctx.body = presentRelease(release);
-  });
-}
+export const releaseRoutes: Route[] = [
+  route({
+    id: 'createRelease',
+    method: 'post',
+    path: '/repos/{org}/{repo}/releases',
+    summary: 'Create a release, and its tag when it does not exist',
+    tag: 'releases',
+    access: 'repo:write',
+    body: NewRelease,
+    answers: { 201: ReleaseSchema },
+    errors: [409],
+    headers: { 201: ['Location'] },
+    handler: async ({ body }, ctx, services) => {
+      const release = await createRelease(services, ctx.state.repo, ctx.state.user, body);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/releases/${release.id}`);
+      ctx.body = presentRelease(release);
+    },
+  }),
+  route({
+    id: 'getRelease',
+    method: 'get',
+    path: '/repos/{org}/{repo}/releases/{id}',
+    summary: 'A release',
+    tag: 'releases',
+    access: 'repo:read',
+    params: repoParams('id'),
+    notFound: 'Release not found',
+    answers: { 200: ReleaseSchema },
+    handler: async ({ params }, ctx, { db }) => {
+      const release = await findRelease(db, ctx.state.repo, params.id);
+      if (!release) throw notFound('Release not found');
+      ctx.body = presentRelease(release);
+    },
+  }),
+];

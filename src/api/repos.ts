@@ -1,11 +1,19 @@
-import type Router from '@koa/router';
-import type { Services } from '../services.ts';
-import { repoAccess } from '../http/repoAccess.ts';
 import { presentRepository } from './present.ts';
+import { route, type Route } from './route.ts';
+import { RepositorySchema } from './schemas.ts';
 
-/** A single repository: GET /repos/:org/:repo. */
-export function repoRoutes(router: Router, { db, config }: Services) {
-  router.get('/repos/:org/:repo', repoAccess(db, 'read'), (ctx) => {
-    ctx.body = presentRepository(config, ctx.state.repo);
-  });
-}
+/** A single repository: GET /repos/{org}/{repo}. */
+export const repoRoutes: Route[] = [
+  route({
+    id: 'getRepository',
+    method: 'get',
+    path: '/repos/{org}/{repo}',
+    summary: 'A repository',
+    tag: 'repositories',
+    access: 'repo:read',
+    answers: { 200: RepositorySchema },
+    handler: (_input, ctx, { config }) => {
+      ctx.body = presentRepository(config, ctx.state.repo);
+    },
+  }),
+];

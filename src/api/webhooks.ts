@@ -1,9 +1,5 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { notifyDeliveries, type Services } from '../services.ts';
-import { repoAccess } from '../http/repoAccess.ts';
-import { jsonBody } from '../http/body.ts';
-import { compile } from '../http/validate.ts';
 import { notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
 import { checkTarget, MAX_URL_LENGTH } from '../webhooks/target.ts';
@@ -12,8 +8,9 @@ import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook,
 import { lastDeliveries } from '../webhooks/history.ts';
 import type { Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
-import { idParam } from './params.ts';
 import { iso } from './present.ts';
+import { named, route, type Route } from './route.ts';
+import { ID, INT_OR_NULL, listOf, repoParams, TIME, TIME_OR_NULL } from './schemas.ts';
 
 const fields = {
   url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH },
@@ -25,8 +22,42 @@ const fields = {
   branch_filter: { type: ['string', 'null'], maxLength: 255 },
 } as const;
 
-const parseCreate = compile({ type: 'object', additionalProperties: false, required: ['url'], properties: fields } as const);
-const parseUpdate = compile({ type: 'object', additionalProperties: false, properties: fields } as const);
+const WebhookCreate = { type: 'object', additionalProperties: false, required: ['url'], properties: fields } as const;
+const WebhookUpdate = { type: 'object', additionalProperties: false, properties: fields } as const;
+
+const webhookProperties = {
+  id: ID,
+  url: { type: 'string' },
+  content_type: { type: 'string', const: 'json' },
+  events: { type: 'array', items: { type: 'string', enum: WEBHOOK_EVENTS } },
+  active: { type: 'boolean' },
+  branch_filter: { type: ['string', 'null'] },
+  created_at: TIME,
+  updated_at: TIME,
+  has_secret: { type: 'boolean', const: true },
+  last_delivery: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    required: ['id', 'result', 'status_code', 'timestamp'],
+    properties: { id: ID, result: { enum: ['Success', 'Failed', null] }, status_code: INT_OR_NULL, timestamp: TIME_OR_NULL },
+  },
+  deliveries_url: { type: 'string', format: 'uri' },
+  ping_url: { type: 'string', format: 'uri' },
+} as const;
+const webhookRequired = ['id', 'url', 'content_type', 'events', 'active', 'branch_filter', 'created_at', 'updated_at', 'has_secret', 'last_delivery', 'deliveries_url', 'ping_url'] as const;
+
+/** The API form of a webhook (SPEC §5.1): never its secret. */
+const WebhookSchema = named('Webhook', { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookProperties } as const);
+
+/** A webhook just created: the only answer that ever carries a secret, and only one the server generated. */
+const WebhookCreatedSchema = named('WebhookCreated', {
+  type: 'object',
+  additionalProperties: false,
+  required: webhookRequired,
+  properties: { ...webhookProperties, secret: { type: 'string', description: 'Only when the request named no secret: the one generated, shown this once.' } },
+} as const);
+
+const HOOK_PARAMS = repoParams('id');
 
 /** The API form of a webhook (SPEC §5.1): never its secret. */
 export function presentWebhook(config: Config, hook: Webhook, last: Delivery | undefined) {
@@ -67,51 +98,87 @@ async function checkInput(config: Config, input: Omit<WebhookInput, 'content_typ
   return { ...input, url, content_type: contentType, branch_filter: branchFilter, events };
 }
 
-/** The webhook of :id in the repository loaded by repoAccess, or 404. */
-async function hookOfRepo(services: Services, ctx: Context): Promise<Webhook> {
-  const hook = await findWebhook(services.db, idParam(ctx.params.id, 'Webhook not found'));
+/** Loads the webhook of {id} in the repository loaded by the access rule as ctx.state.webhook, or 404. */
+async function hookOfRepo(params: { id: number }, ctx: Context, { db }: Services): Promise<void> {
+  const hook = await findWebhook(db, params.id);
   if (!hook || hook.repository_id !== ctx.state.repo.id) throw notFound('Webhook not found');
-  return hook;
+  ctx.state.webhook = hook;
 }
 
-/** Webhook CRUD under /repos/:org/:repo/webhooks, for organization owners (SPEC §5.2). */
-export function webhookRoutes(router: Router, services: Services) {
-  const { db, config } = services;
-  const owner = repoAccess(db, 'admin');
-  const present = async (hooks: Webhook[]) => {
-    const last = await lastDeliveries(db, hooks.map((h) => h.id));
-    return hooks.map((h) => presentWebhook(config, h, last.get(h.id)));
-  };
-
-  router.post('/repos/:org/:repo/webhooks', owner, jsonBody(), async (ctx) => {
-    const input = await checkInput(config, parseCreate(ctx.request.body));
-    const created = await createWebhook(db, config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
-    if (created.webhook.active) notifyDeliveries(services);
-    ctx.status = 201;
-    ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/webhooks/${created.webhook.id}`);
-    // The only answer that ever carries a secret, and only one the server generated.
-    ctx.body = { ...(await present([created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) };
-  });
-
-  router.get('/repos/:org/:repo/webhooks', owner, async (ctx) => {
-    ctx.body = await present(await listWebhooks(db, ctx.state.repo.id));
-  });
-
-  router.get('/repos/:org/:repo/webhooks/:id', owner, async (ctx) => {
-    ctx.body = (await present([await hookOfRepo(services, ctx)]))[0];
-  });
-
-  router.patch('/repos/:org/:repo/webhooks/:id', owner, jsonBody(), async (ctx) => {
-    const hook = await hookOfRepo(services, ctx);
-    const input = await checkInput(config, parseUpdate(ctx.request.body ?? {}));
-    const updated = await updateWebhook(db, config, hook.id, input);
-    if (!updated) throw notFound('Webhook not found');
-    ctx.body = (await present([updated]))[0];
-  });
-
-  router.delete('/repos/:org/:repo/webhooks/:id', owner, async (ctx) => {
-    const hook = await hookOfRepo(services, ctx);
-    await deleteWebhook(db, hook.id);
-    ctx.status = 204;
-  });
+/** The API forms of webhooks, each with its last delivery. */
+async function present({ db, config }: Services, hooks: Webhook[]) {
+  const last = await lastDeliveries(db, hooks.map((h) => h.id));
+  return hooks.map((h) => presentWebhook(config, h, last.get(h.id)));
 }
+
+const hookRoute = { tag: 'webhooks', access: 'repo:admin' } as const;
+const oneHook = { ...hookRoute, path: '/repos/{org}/{repo}/webhooks/{id}', params: HOOK_PARAMS, notFound: 'Webhook not found', load: hookOfRepo } as const;
+
+/** Webhook CRUD under /repos/{org}/{repo}/webhooks, for organization owners (SPEC §5.2). */
+export const webhookRoutes: Route[] = [
+  route({
+    ...hookRoute,
+    id: 'createWebhook',
+    method: 'post',
+    path: '/repos/{org}/{repo}/webhooks',
+    summary: 'Create a webhook (an active one is pinged at once)',
+    body: WebhookCreate,
+    answers: { 201: WebhookCreatedSchema },
+    headers: { 201: ['Location'] },
+    handler: async ({ body }, ctx, services) => {
+      const input = await checkInput(services.config, body);
+      const created = await createWebhook(services.db, services.config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
+      if (created.webhook.active) notifyDeliveries(services);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/webhooks/${created.webhook.id}`);
+      ctx.body = { ...(await present(services, [created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) };
+    },
+  }),
+  route({
+    ...hookRoute,
+    id: 'listWebhooks',
+    method: 'get',
+    path: '/repos/{org}/{repo}/webhooks',
+    summary: 'The webhooks of a repository',
+    answers: { 200: listOf(WebhookSchema) },
+    handler: async (_input, ctx, services) => {
+      ctx.body = await present(services, await listWebhooks(services.db, ctx.state.repo.id));
+    },
+  }),
+  route({
+    ...oneHook,
+    id: 'getWebhook',
+    method: 'get',
+    summary: 'A webhook',
+    answers: { 200: WebhookSchema },
+    handler: async (_input, ctx, services) => {
+      ctx.body = (await present(services, [ctx.state.webhook]))[0];
+    },
+  }),
+  route({
+    ...oneHook,
+    id: 'updateWebhook',
+    method: 'patch',
+    summary: 'Change a webhook',
+    body: WebhookUpdate,
+    bodyOptional: true,
+    answers: { 200: WebhookSchema },
+    handler: async ({ body }, ctx, services) => {
+      const input = await checkInput(services.config, body);
+      const updated = await updateWebhook(services.db, services.config, ctx.state.webhook.id, input);
+      if (!updated) throw notFound('Webhook not found');
+      ctx.body = (await present(services, [updated]))[0];
+    },
+  }),
+  route({
+    ...oneHook,
+    id: 'deleteWebhook',
+    method: 'delete',
+    summary: 'Delete a webhook and its delivery history',
+    answers: { 204: null },
+    handler: async (_input, ctx, services) => {
+      await deleteWebhook(services.db, ctx.state.webhook.id);
+      ctx.status = 204;
+    },
+  }),
+];

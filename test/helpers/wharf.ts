@@ -64,7 +64,7 @@ export async function startWharf(
       RATE_LIMIT: '1000000/1h',
       ...options.env,
     },
-    options.config,
+    { validateResponses: true, ...options.config },
   );
   const logs: string[] = [];
   const logDestination = new Writable({

@@ -1,0 +1,101 @@
+import type { Config } from '../config.ts';
+import type { ImportJob } from '../import/jobs.ts';
+import type { ImportResult } from '../import/finalize.ts';
+import { VISIBILITIES } from '../domain/repos.ts';
+import { iso } from './present.ts';
+import { named } from './route.ts';
+import { ID, INT_OR_NULL, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
+
+const COUNT = { type: 'integer', minimum: 0 } as const;
+
+/** The API form of an import job (SPEC §8.1). */
+export const ImportJobSchema = named('ImportJob', {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'status', 'progress', 'error', 'source_url', 'lfs_url', 'target_org', 'name', 'visibility', 'repository', 'created_at', 'finished_at'],
+  properties: {
+    id: ID,
+    status: { type: 'string', enum: ['queued', 'cloning', 'fetching_lfs', 'finalizing', 'succeeded', 'failed', 'canceled'] },
+    progress: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['phase', 'percent', 'objects_received', 'bytes_received'],
+      properties: {
+        phase: { type: 'string' },
+        percent: { type: ['number', 'null'], minimum: 0, maximum: 100, description: 'One figure for the whole job that never goes back; null until the first.' },
+        objects_received: INT_OR_NULL,
+        bytes_received: INT_OR_NULL,
+      },
+    },
+    error: TEXT_OR_NULL,
+    source_url: { type: 'string' },
+    lfs_url: { ...TEXT_OR_NULL, description: 'The LFS endpoint the request named; null when guessed from the source URL.' },
+    target_org: { type: 'string' },
+    name: { type: 'string' },
+    visibility: { type: 'string', enum: VISIBILITIES },
+    repository: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['full_name', 'url', 'default_branch', 'branches', 'tags', 'lfs_objects'],
+      properties: {
+        full_name: { type: 'string' },
+        url: { type: 'string', format: 'uri' },
+        default_branch: { type: 'string' },
+        branches: COUNT,
+        tags: COUNT,
+        lfs_objects: COUNT,
+        missing_lfs_objects: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['oid', 'size', 'error'],
+            properties: { oid: { type: 'string', pattern: '^[0-9a-f]{64}$' }, size: COUNT, error: { type: 'string', description: 'Why the source could not give it.' } },
+          },
+        },
+      },
+    },
+    created_at: TIME,
+    finished_at: TIME_OR_NULL,
+  },
+} as const);
+
+/**
+ * The API form of a job (SPEC §8.1). Built field by field, so the stored credentials,
+ * lease and attempt bookkeeping can never leak into an answer. `repository` adds
+ * `missing_lfs_objects` (the objects the source could not give, each with oid, size and
+ * the error) to the spec's counts (left out by jobs that finished before it was counted); `lfs_url` is the endpoint the request named, or null.
+ */
+export function presentImportJob(config: Config, job: ImportJob) {
+  const result: ImportResult | null = job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
+  const fullName = `${job.target_org}/${job.name}`;
+  return {
+    id: job.id,
+    status: job.status,
+    progress: {
+      phase: job.phase ?? job.status,
+      percent: job.percent,
+      objects_received: job.objects_received,
+      bytes_received: job.bytes_received,
+    },
+    error: job.error,
+    source_url: job.source_url,
+    lfs_url: job.lfs_url,
+    target_org: job.target_org,
+    name: job.name,
+    visibility: job.visibility,
+    repository: result
+      ? {
+          full_name: fullName,
+          url: `${config.baseUrl}/${fullName}`,
+          default_branch: result.default_branch,
+          branches: result.branches,
+          tags: result.tags,
+          lfs_objects: result.lfs_objects,
+          missing_lfs_objects: result.missing_lfs_objects,
+        }
+      : null,
+    created_at: iso(job.created_at),
+    finished_at: iso(job.finished_at),
+  };
+}
