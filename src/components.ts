@@ -1,9 +1,9 @@
-import type { Mount } from './http/app.ts';
+import type { Mount } from './app.ts';
 import type { WorkerFactory } from './work/worker.ts';
 import { metricsMount } from './api/metrics.ts';
 import { createDispatcher } from './delivery/dispatcher.ts';
-import { gitMount } from './git/smartHttp.ts';
-import { pushRecorder } from './git/pushRecorder.ts';
+import { gitMount } from './transport/git/smartHttp.ts';
+import { pushRecorder } from './pushes/recorder.ts';
 import { createImportRunner } from './import/runner.ts';
 import { uiMount } from './ui/index.ts';
 

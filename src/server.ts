@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { connect, migrate, type Db } from './db/connect.ts';
 import { createLogger } from './log.ts';
-import { createApp, type Mount } from './http/app.ts';
+import { createApp, type Mount } from './app.ts';
 import type { Services } from './services.ts';
 import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
 import { MOUNTS, WORKERS } from './components.ts';

@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { createIssue, findIssue, listIssues, updateIssue, type Issue } from '../domain/issues.ts';
 import { NAME_PATTERN } from '../domain/names.ts';
-import { repoUrl } from '../events/payloads/urls.ts';
+import { repoUrl } from '../domain/payloads/urls.ts';
 import { notFound } from '../http/errors.ts';
 import { text } from './fields.ts';
 import { iso } from './present.ts';

@@ -4,9 +4,9 @@ import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
 import { familyOf, metricsRegistry } from '../metrics/registry.ts';
 import { deliveryMetrics } from '../delivery/metrics.ts';
-import { pushMetrics } from '../git/pushMetrics.ts';
-import { pendingPushRecords } from '../git/pushRecords.ts';
-import { parkedPushRecords } from '../git/pushParking.ts';
+import { pushMetrics } from '../pushes/metrics.ts';
+import { pendingPushRecords } from '../pushes/records.ts';
+import { parkedPushRecords } from '../pushes/parking.ts';
 import { parkedImports } from '../import/parked.ts';
 import { parkedDeliveries } from '../delivery/parked.ts';
 

@@ -1,6 +1,6 @@
 import type { JSONSchema } from 'json-schema-to-ts';
 import { version } from '../version.ts';
-import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../events/payloads/schemas/index.ts';
+import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../domain/payloads/schemas/index.ts';
 import { answerStatuses } from './mount.ts';
 import { ACCESS, nameOf, route, type Route } from './route.ts';
 import { ErrorSchema } from './schemas.ts';

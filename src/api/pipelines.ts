@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { createPipeline, findPipeline, setPipelineStatus, PIPELINE_STATUSES, type Pipeline } from '../domain/pipelines.ts';
-import { repoUrl } from '../events/payloads/urls.ts';
+import { repoUrl } from '../domain/payloads/urls.ts';
 import { notFound } from '../http/errors.ts';
 import { text } from './fields.ts';
 import { iso } from './present.ts';

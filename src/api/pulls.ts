@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { createPull, findPull, listPulls, updatePull, type PullRequest } from '../domain/pulls.ts';
 import { mergePull } from '../domain/merge.ts';
-import { repoUrl } from '../events/payloads/urls.ts';
+import { repoUrl } from '../domain/payloads/urls.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
 import { LIST_QUERY, listOptions, setNextLink } from './listQuery.ts';

@@ -5,7 +5,7 @@ import { insertedId } from './batch.ts';
 import { findIssue } from './issues.ts';
 import { commitExists } from './refs.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent } from '../events/payloads/index.ts';
+import { producerEvent } from './payloads/index.ts';
 import { validationFailed } from '../errors/wharfError.ts';
 
 export type AgentTargetType = 'issue' | 'pull_request' | 'commit';

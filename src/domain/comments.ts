@@ -6,7 +6,7 @@ import type { Repository } from './repos.ts';
 import { insertedId } from './batch.ts';
 import { findIssue, type Issue } from './issues.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent } from '../events/payloads/index.ts';
+import { producerEvent } from './payloads/index.ts';
 import { forbidden } from '../errors/wharfError.ts';
 
 /** A comment on an issue or pull request. */

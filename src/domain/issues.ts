@@ -6,7 +6,7 @@ import type { Repository } from './repos.ts';
 import { insertedId, lockRepository } from './batch.ts';
 import { labelsOf, replaceLabels } from './labels.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent } from '../events/payloads/index.ts';
+import { producerEvent } from './payloads/index.ts';
 import { conflict } from '../errors/wharfError.ts';
 
 export type IssueState = 'open' | 'closed';

@@ -5,8 +5,8 @@ import { findPull, synchronizePulls, type PullRequest } from './pulls.ts';
 import { branchCommit, dirOf } from './refs.ts';
 import { lockRepository } from './batch.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent } from '../events/payloads/index.ts';
-import { pushEventsFor } from '../git/pushEvents.ts';
+import { producerEvent } from './payloads/index.ts';
+import { pushEventsFor } from '../pushes/events.ts';
 import { git } from '../git/run.ts';
 import { conflict } from '../errors/wharfError.ts';
 

@@ -4,7 +4,7 @@ import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { insertedId } from './batch.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent } from '../events/payloads/index.ts';
+import { producerEvent } from './payloads/index.ts';
 
 export const PIPELINE_STATUSES = ['queued', 'running', 'success', 'failed', 'canceled'] as const;
 export type PipelineStatus = (typeof PIPELINE_STATUSES)[number];

@@ -8,7 +8,7 @@ import type { Repository } from './repos.ts';
 import { findIssue, insertIssue, listIssues, patchIssue, type Issue, type IssueState } from './issues.ts';
 import { branchCommit } from './refs.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent, type Sender } from '../events/payloads/index.ts';
+import { producerEvent, type Sender } from './payloads/index.ts';
 import { validationFailed } from '../errors/wharfError.ts';
 
 /** A pull request: its `issues` row (kind 'pull') and the branches it merges. */

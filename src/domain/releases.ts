@@ -6,8 +6,8 @@ import type { Repository } from './repos.ts';
 import { insertedId } from './batch.ts';
 import { branchCommit, commitExists, dirOf, isValidRefName, refCommit, ZERO_SHA } from './refs.ts';
 import { withEvents } from './produce.ts';
-import { producerEvent } from '../events/payloads/index.ts';
-import { pushEventsFor } from '../git/pushEvents.ts';
+import { producerEvent } from './payloads/index.ts';
+import { pushEventsFor } from '../pushes/events.ts';
 import { git } from '../git/run.ts';
 import { conflict, validationFailed } from '../errors/wharfError.ts';
 

@@ -3,7 +3,7 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimite
 import type { Services } from '../services.ts';
 import type { Quota } from '../config.ts';
 import { isPostgres } from '../db/connect.ts';
-import { requestToken } from '../git/access.ts';
+import { requestToken } from '../transport/git/access.ts';
 import { rateLimited } from './errors.ts';
 import { tokenUser } from './auth.ts';
 

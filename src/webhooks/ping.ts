@@ -3,9 +3,9 @@ import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import type { User } from '../domain/accounts.ts';
-import { repositoryPayload, senderPayload } from '../events/common.ts';
+import { repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
 import type { Webhook } from './model.ts';
-import type { PingPayload } from '../events/payloads/schemas/ping.ts';
+import type { PingPayload } from '../domain/payloads/schemas/ping.ts';
 
 const ZEN = ['Keep it logically awesome.', 'Design for failure.', 'Half measures are as bad as nothing at all.', 'Anything added dilutes everything else.', 'Approachable is better than simple.'];
 

@@ -6,13 +6,13 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startWharf } from '../helpers/wharf.ts';
-import { createApp } from '../../src/http/app.ts';
+import { createApp } from '../../src/app.ts';
 import { errorRenderer } from '../../src/http/onerror.ts';
 import { requestId } from '../../src/http/requestId.ts';
 import { conflict } from '../../src/http/errors.ts';
 import { mountRoutes } from '../../src/api/mount.ts';
 import { route } from '../../src/api/route.ts';
-import { PAYLOAD_SCHEMAS, DELIVERY_HEADERS } from '../../src/events/payloads/schemas/index.ts';
+import { PAYLOAD_SCHEMAS, DELIVERY_HEADERS } from '../../src/domain/payloads/schemas/index.ts';
 import type { Services } from '../../src/services.ts';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../../src/events/payloads/schemas/index.ts';
+import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../../src/domain/payloads/schemas/index.ts';
 import { EVENT_TYPES } from '../../src/events/types.ts';
 import { everyEvent } from './scenario.ts';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../../src/events/payloads/schemas/index.ts';
+import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../../src/domain/payloads/schemas/index.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { everyEvent } from './scenario.ts';
 

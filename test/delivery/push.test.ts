@@ -5,8 +5,8 @@ import { gitClient, repoUrl } from '../helpers/git.ts';
 import { startReceiver } from './receiver.ts';
 import { clockPast, deliveriesSettled, waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from './build.ts';
-import { insertPushRecord } from '../../src/git/pushRecords.ts';
-import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
+import { insertPushRecord } from '../../src/pushes/records.ts';
+import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
 
 t.test('a real git push reaches the receiver as signed push deliveries, branch filter honoured', async (t) => {
   const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });

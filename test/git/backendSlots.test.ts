@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BackendSlots } from '../../src/git/backendLimits.ts';
+import { BackendSlots } from '../../src/transport/git/backendLimits.ts';
 
 /** Whether a promise has settled by the time queued work has run (p-queue starts work on a microtask). */
 async function settled(p: Promise<unknown>): Promise<boolean> {

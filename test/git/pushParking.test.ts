@@ -9,8 +9,8 @@ import { waitFor } from '../helpers/wait.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { connect } from '../../src/db/connect.ts';
-import { insertPushRecord } from '../../src/git/pushRecords.ts';
-import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
+import { insertPushRecord } from '../../src/pushes/records.ts';
+import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
 
 const ZERO = '0'.repeat(40);
 

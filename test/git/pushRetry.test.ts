@@ -3,8 +3,8 @@ import t from 'tap';
 import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wharf.ts';
 import { gitClient } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { insertPushRecord } from '../../src/git/pushRecords.ts';
-import { PUSH_RECORDED } from '../../src/git/pushRecorder.ts';
+import { insertPushRecord } from '../../src/pushes/records.ts';
+import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
 
 const ZERO = '0'.repeat(40);
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer, type WorkerFactory } from '../../src/server.ts';
-import type { Mount } from '../../src/http/app.ts';
+import type { Mount } from '../../src/app.ts';
 
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { createOrg, createUser, findOrg, setMembership, type Role, type User } from '../../src/domain/accounts.ts';

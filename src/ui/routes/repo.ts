@@ -10,8 +10,8 @@ import { readerFor, type RepoRecord, type SeenRepo } from '../reader.ts';
 import { readRefs, recentCommits, type RefInfo } from '../gitRead.ts';
 import { plural, shortSha, timeTag } from '../format.ts';
 import { visibilityBadge } from './home.ts';
-import { failingPushRecords } from '../../git/pushRecords.ts';
-import { parkedPushRecords } from '../../git/pushParking.ts';
+import { failingPushRecords } from '../../pushes/records.ts';
+import { parkedPushRecords } from '../../pushes/parking.ts';
 
 const SHOWN_REFS = 50;
 

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
-import type { AgentAction } from '../../domain/agentActions.ts';
+import type { Repository } from '../repos.ts';
+import type { AgentAction } from '../agentActions.ts';
 import type { AgentBody } from './schemas/agent.ts';
 
 /** `agent` payload body (SPEC §6): what an automated agent did and to what. */

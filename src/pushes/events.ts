@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import { repositoryPayload, senderPayload } from '../events/common.ts';
+import { repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
 import type { NewEvent } from '../events/types.ts';
-import type { PushPayload } from '../events/payloads/schemas/push.ts';
-import { repoDir } from './bare.ts';
-import type { RefUpdate } from './pushLog.ts';
-import { newCommits, peelCommits, readCommits, refValues, type CommitInfo, type NewCommits } from './objects.ts';
-import { gitEnv, SAFE_GIT_OPTIONS } from './run.ts';
+import type { PushPayload } from '../domain/payloads/schemas/push.ts';
+import { repoDir } from '../git/bare.ts';
+import type { RefUpdate } from './log.ts';
+import { newCommits, peelCommits, readCommits, refValues, type CommitInfo, type NewCommits } from '../git/objects.ts';
+import { gitEnv, SAFE_GIT_OPTIONS } from '../git/run.ts';
 
 /** The all-zero object id git uses for a ref that did not exist or no longer does. */
 export const ZERO_ID = '0000000000000000000000000000000000000000';

@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import type { Context } from 'koa';
-import type { Services } from '../services.ts';
+import type { Services } from '../../services.ts';
 import type { GitPath } from '../git/smartHttp.ts';
 import { authorizeRepo } from '../git/access.ts';
-import { jsonBody } from '../http/body.ts';
-import { idleLimited } from '../http/deadlines.ts';
-import { compile } from '../http/validate.ts';
-import { badRequest, conflict, notFound, validationFailed, WharfError } from '../errors/wharfError.ts';
-import { classify } from '../http/classify.ts';
+import { jsonBody } from '../../http/body.ts';
+import { idleLimited } from '../../http/deadlines.ts';
+import { compile } from '../../http/validate.ts';
+import { badRequest, conflict, notFound, validationFailed, WharfError } from '../../errors/wharfError.ts';
+import { classify } from '../../http/classify.ts';
 import { answerBatch, parseBatch } from './batch.ts';
-import { LfsIntegrityError, linkObject, objectPath, OID_PATTERN, repositoryHasObject, storedSize, writeObject } from './store.ts';
+import { LfsIntegrityError, linkObject, objectPath, OID_PATTERN, repositoryHasObject, storedSize, writeObject } from '../../lfs/store.ts';
 
 const LFS_TYPE = 'application/vnd.git-lfs+json';
 /** git-lfs reads LFS-Authenticate to know which credentials to send. */

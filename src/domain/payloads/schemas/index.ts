@@ -1,5 +1,5 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { EventType } from '../../types.ts';
+import type { EventType } from '../../../events/types.ts';
 import { agentPayloadSchema } from './agent.ts';
 import { commentPayloadSchema } from './comment.ts';
 import { issuePayloadSchema } from './issue.ts';

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
-import type { Release } from '../../domain/releases.ts';
+import type { Repository } from '../repos.ts';
+import type { Release } from '../releases.ts';
 import type { ReleaseBody } from './schemas/release.ts';
 
 /** `release` payload body (SPEC §6). */

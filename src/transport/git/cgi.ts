@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { gitEnv } from './run.ts';
+import { gitEnv } from '../../git/run.ts';
 import { requestBody, type BackendSlots, type RequestBody } from './backendLimits.ts';
-import { badRequest, forbidden, notFound, WharfError } from '../errors/wharfError.ts';
-import { readGitStderr } from './stderr.ts';
+import { badRequest, forbidden, notFound, WharfError } from '../../errors/wharfError.ts';
+import { readGitStderr } from '../../git/stderr.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {

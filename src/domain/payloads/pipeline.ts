@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
-import type { Pipeline, PipelineStatus } from '../../domain/pipelines.ts';
+import type { Repository } from '../repos.ts';
+import type { Pipeline, PipelineStatus } from '../pipelines.ts';
 import { repoUrl } from './urls.ts';
 import type { PipelineBody } from './schemas/pipeline.ts';
 

@@ -1,6 +1,6 @@
-import type { Config } from '../config.ts';
-import type { Repository } from '../domain/repos.ts';
-import type { RepositoryPayload, SenderPayload } from './payloads/schemas/common.ts';
+import type { Config } from '../../config.ts';
+import type { Repository } from '../repos.ts';
+import type { RepositoryPayload, SenderPayload } from './schemas/common.ts';
 
 /** The `repository` object every payload carries (SPEC §6). */
 export function repositoryPayload(config: Config, repo: Repository): RepositoryPayload {

@@ -1,14 +1,14 @@
 import Koa from 'koa';
-import type { Services } from '../services.ts';
-import { apiRouters } from '../api/index.ts';
-import { requestId } from './requestId.ts';
-import { errorRenderer } from './onerror.ts';
-import { requestLog } from './requestLog.ts';
-import { refuseBadInput } from './inputGuard.ts';
-import { rateLimit } from './rateLimit.ts';
-import { parseGitPath } from '../git/smartHttp.ts';
-import { httpMetrics } from './requestMetrics.ts';
-import { closeUnfinished, type BodyDeadlines } from './deadlines.ts';
+import type { Services } from './services.ts';
+import { apiRouters } from './api/index.ts';
+import { requestId } from './http/requestId.ts';
+import { errorRenderer } from './http/onerror.ts';
+import { requestLog } from './http/requestLog.ts';
+import { refuseBadInput } from './http/inputGuard.ts';
+import { rateLimit } from './http/rateLimit.ts';
+import { parseGitPath } from './transport/git/smartHttp.ts';
+import { httpMetrics } from './http/requestMetrics.ts';
+import { closeUnfinished, type BodyDeadlines } from './http/deadlines.ts';
 
 /** Paths the rate limit counts: the API (but its health check) and Git and LFS transport. */
 function isLimited(path: string): boolean {

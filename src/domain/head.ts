@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../db/connect.ts';
-import type { Repository } from '../domain/repos.ts';
-import { git } from './run.ts';
+import type { Repository } from './repos.ts';
+import { git } from '../git/run.ts';
 
 /** The branch HEAD should name when it names a missing one: the only branch, else main, else master. */
 export function chooseDefaultBranch(branches: string[]): string | undefined {

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
-import type { Issue } from '../../domain/issues.ts';
+import type { Repository } from '../repos.ts';
+import type { Issue } from '../issues.ts';
 import { repoUrl } from './urls.ts';
 import type { IssueBody } from './schemas/issue.ts';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
-import type { PullRequest } from '../../domain/pulls.ts';
+import type { Repository } from '../repos.ts';
+import type { PullRequest } from '../pulls.ts';
 import { repoUrl } from './urls.ts';
 import type { PullRequestBody } from './schemas/pullRequest.ts';
 

@@ -1,8 +1,8 @@
 import type { Config } from '../../config.ts';
-import type { User } from '../../domain/accounts.ts';
-import type { Repository } from '../../domain/repos.ts';
-import { repositoryPayload, senderPayload } from '../common.ts';
-import type { NewEvent } from '../types.ts';
+import type { User } from '../accounts.ts';
+import type { Repository } from '../repos.ts';
+import { repositoryPayload, senderPayload } from './common.ts';
+import type { NewEvent } from '../../events/types.ts';
 import { agentPayload } from './agent.ts';
 import { commentPayload } from './comment.ts';
 import { issuePayload } from './issue.ts';

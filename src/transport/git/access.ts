@@ -1,11 +1,11 @@
 import type { Context } from 'koa';
-import type { Services } from '../services.ts';
-import { findOrg, roleIn, type User } from '../domain/accounts.ts';
-import { createRepository, findRepository, type Repository } from '../domain/repos.ts';
-import { accessRule } from '../domain/access.ts';
-import { isValidName } from '../domain/names.ts';
-import { tokenUser } from '../http/auth.ts';
-import { forbidden, notFound, unauthorized } from '../errors/wharfError.ts';
+import type { Services } from '../../services.ts';
+import { findOrg, roleIn, type User } from '../../domain/accounts.ts';
+import { createRepository, findRepository, type Repository } from '../../domain/repos.ts';
+import { accessRule } from '../../domain/access.ts';
+import { isValidName } from '../../domain/names.ts';
+import { tokenUser } from '../../http/auth.ts';
+import { forbidden, notFound, unauthorized } from '../../errors/wharfError.ts';
 
 /** The challenge git answers by sending credentials (it sends none before it). */
 export const GIT_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Wharf"' };

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
-import type { Issue } from '../../domain/issues.ts';
-import type { Comment } from '../../domain/comments.ts';
+import type { Repository } from '../repos.ts';
+import type { Issue } from '../issues.ts';
+import type { Comment } from '../comments.ts';
 import type { CommentBody } from './schemas/comment.ts';
 
 /** `comment` payload body (SPEC §6): the comment and the issue or pull request it belongs to. */

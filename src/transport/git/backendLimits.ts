@@ -3,8 +3,8 @@ import zlib from 'node:zlib';
 import PQueue from 'p-queue';
 import type { Context } from 'koa';
 import { promisify } from 'node:util';
-import { badRequest, rateLimited, WharfError } from '../errors/wharfError.ts';
-import { idleLimited, readWhole } from '../http/deadlines.ts';
+import { badRequest, rateLimited, WharfError } from '../../errors/wharfError.ts';
+import { idleLimited, readWhole } from '../../http/deadlines.ts';
 
 /** A request body for the backend: the stream it reads, and a promise settled only if reading it must stop (over the cap, bad gzip). */
 export interface RequestBody {

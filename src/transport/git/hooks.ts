@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { REFS_END } from './pushLog.ts';
-import { GITMODULES_DIFF, hookCheckProgram, URL_CONFIG } from './gitmodules.ts';
+import { REFS_END } from '../../pushes/log.ts';
+import { GITMODULES_DIFF, hookCheckProgram, URL_CONFIG } from '../../git/gitmodules.ts';
 
 /** The variable through which the smart-HTTP route tells the post-receive hook where to write. */
 export const PUSH_LOG_VARIABLE = 'WHARF_PUSH_LOG';

@@ -7,15 +7,15 @@ import { isPostgres } from '../db/connect.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { synchronizePulls } from '../domain/pulls.ts';
 import { recordEvents } from '../events/outbox.ts';
-import { buildPushEvents, chunksOf, planPush } from './pushEvents.ts';
-import { legacyPushes, removePushLog } from './pushLog.ts';
-import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './pushRecords.ts';
-import { PUSH_CHANNEL } from './pushWake.ts';
-import { pushMetrics } from './pushMetrics.ts';
-import { isPermanentFailure, MAX_INTERRUPTIONS, parkPushRecord } from './pushParking.ts';
-import { pushRecordHolders, takeBackPushRecords } from './pushTakeBack.ts';
-import { dropOrphanPushRecord } from './pushOrphans.ts';
-import { pushSender } from './pushSender.ts';
+import { buildPushEvents, chunksOf, planPush } from './events.ts';
+import { legacyPushes, removePushLog } from './log.ts';
+import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './records.ts';
+import { PUSH_CHANNEL } from './wake.ts';
+import { pushMetrics } from './metrics.ts';
+import { isPermanentFailure, MAX_INTERRUPTIONS, parkPushRecord } from './parking.ts';
+import { pushRecordHolders, takeBackPushRecords } from './takeBack.ts';
+import { dropOrphanPushRecord } from './orphans.ts';
+import { pushSender } from './sender.ts';
 
 /** The in-process signal the smart-HTTP route raises once a push record is committed. */
 export const PUSH_RECORDED = 'push-records';

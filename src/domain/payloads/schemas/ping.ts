@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EVENT_TYPES } from '../../types.ts';
+import { EVENT_TYPES } from '../../../events/types.ts';
 import { idSchema, repositorySchema, senderSchema } from './common.ts';
 
 /** The `ping` payload: sent by the ping endpoint and when an active webhook is created. */

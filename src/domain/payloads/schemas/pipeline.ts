@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import type { PipelineStatus } from '../../../domain/pipelines.ts';
+import type { PipelineStatus } from '../../pipelines.ts';
 import { idSchema, repositorySchema, senderSchema, shaSchema, type BodyOf } from './common.ts';
 
 /** The `pipeline` event's actions (SPEC §6). */

@@ -1,6 +1,6 @@
-import type { Db } from '../db/connect.ts';
-import { compile } from '../http/validate.ts';
-import { OID_PATTERN, repositoryHasObject, storedSize } from './store.ts';
+import type { Db } from '../../db/connect.ts';
+import { compile } from '../../http/validate.ts';
+import { OID_PATTERN, repositoryHasObject, storedSize } from '../../lfs/store.ts';
 
 /** The batch request body of the git-lfs API (docs/api/batch.md). */
 export const parseBatch = compile({

@@ -1,4 +1,4 @@
-import { EVENT_TYPES } from '../../types.ts';
+import { EVENT_TYPES } from '../../../events/types.ts';
 
 /** One HTTP header of a webhook delivery, described for integrators and the OpenAPI document. */
 export interface DeliveryHeader {

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../../domain/repos.ts';
+import type { Repository } from '../repos.ts';
 
 /** The web address of something inside a repository, e.g. `…/acme/app/issues/3`. */
 export function repoUrl(config: Config, repo: Repository, ...parts: (string | number)[]): string {

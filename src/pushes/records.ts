@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isPostgres, type Db } from '../db/connect.ts';
-import { parseRefListing, parseUpdates, REFS_END, type PushLog, type RefUpdate } from './pushLog.ts';
+import { parseRefListing, parseUpdates, REFS_END, type PushLog, type RefUpdate } from './log.ts';
 
 /** A push whose events are still to be recorded, as claimed by one node. */
 export interface PushRecord {

@@ -1,22 +1,22 @@
 import type Koa from 'koa';
 import type { Context, Next } from 'koa';
-import type { Services } from '../services.ts';
-import { notFound } from '../errors/wharfError.ts';
+import type { Services } from '../../services.ts';
+import { notFound } from '../../errors/wharfError.ts';
 import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
-import { repoDir } from './bare.ts';
+import { repoDir } from '../../git/bare.ts';
 import { runHttpBackend } from './cgi.ts';
 import { BackendSlots, readNegotiation } from './backendLimits.ts';
-import { readWhole } from '../http/deadlines.ts';
-import { settleHead } from './head.ts';
+import { readWhole } from '../../http/deadlines.ts';
+import { settleHead } from '../../domain/head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
-import { newPushLog, preparePushLogs, readPushLog, removePushLog } from './pushLog.ts';
-import { isZero } from './pushEvents.ts';
-import { PUSH_RECORDED } from './pushRecorder.ts';
-import { insertPushRecord } from './pushRecords.ts';
-import { announcePush } from './pushWake.ts';
-import { isPostgres } from '../db/connect.ts';
-import type { Repository } from '../domain/repos.ts';
+import { newPushLog, preparePushLogs, readPushLog, removePushLog } from '../../pushes/log.ts';
+import { isZero } from '../../pushes/events.ts';
+import { PUSH_RECORDED } from '../../pushes/recorder.ts';
+import { insertPushRecord } from '../../pushes/records.ts';
+import { announcePush } from '../../pushes/wake.ts';
+import { isPostgres } from '../../db/connect.ts';
+import type { Repository } from '../../domain/repos.ts';
 
 /** A request under a repository's Git path: `/<org>/<repo>[.git]/<rest>`. */
 export interface GitPath {
