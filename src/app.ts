@@ -1,12 +1,15 @@
 import Koa from 'koa';
 import type { Services } from './services.ts';
+import type { Mount } from './http/mount.ts';
+
+export type { Mount } from './http/mount.ts';
 import { apiRouters } from './api/index.ts';
 import { requestId } from './http/requestId.ts';
 import { errorRenderer } from './http/onerror.ts';
 import { requestLog } from './http/requestLog.ts';
 import { refuseBadInput } from './http/inputGuard.ts';
 import { rateLimit } from './http/rateLimit.ts';
-import { parseGitPath } from './transport/git/smartHttp.ts';
+import { parseGitPath } from './transport/gitPath.ts';
 import { httpMetrics } from './http/requestMetrics.ts';
 import { closeUnfinished, type BodyDeadlines } from './http/deadlines.ts';
 
@@ -15,9 +18,6 @@ function isLimited(path: string): boolean {
   if (path.startsWith('/api/')) return path !== '/api/v1/health';
   return parseGitPath(path) !== null;
 }
-
-/** Extra route groups mounted beside the API (Git transport, web UI), in order. */
-export type Mount = (app: Koa, services: Services) => void;
 
 /** Builds the Koa application: nosniff, request ids, request logs, one error renderer, the bad-input guard, the rate limit, then every route group. */
 export function createApp(services: Services, mounts: Mount[] = []): Koa {

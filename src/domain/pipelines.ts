@@ -5,8 +5,10 @@ import type { Repository } from './repos.ts';
 import { insertedId } from './batch.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
+import { PIPELINE_STATUSES } from './payloads/schemas/pipeline.ts';
 
-export const PIPELINE_STATUSES = ['queued', 'running', 'success', 'failed', 'canceled'] as const;
+/** A pipeline's statuses: the payload schema's list, so the two cannot differ. */
+export { PIPELINE_STATUSES };
 export type PipelineStatus = (typeof PIPELINE_STATUSES)[number];
 
 /** A CI pipeline run reported by an outside system. */

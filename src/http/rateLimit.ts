@@ -3,9 +3,8 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimite
 import type { Services } from '../services.ts';
 import type { Quota } from '../config.ts';
 import { isPostgres } from '../db/connect.ts';
-import { requestToken } from '../transport/git/access.ts';
 import { rateLimited } from './errors.ts';
-import { tokenUser } from './auth.ts';
+import { requestToken, tokenUser } from './auth.ts';
 
 /** One counted request: whose quota it used, what is left of it, and whether it is over. */
 interface Counted {

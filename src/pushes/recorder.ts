@@ -10,15 +10,13 @@ import { recordEvents } from '../events/outbox.ts';
 import { buildPushEvents, chunksOf, planPush } from './events.ts';
 import { legacyPushes, removePushLog } from './log.ts';
 import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './records.ts';
-import { PUSH_CHANNEL } from './wake.ts';
+import { PUSH_CHANNEL, PUSH_RECORDED } from './wake.ts';
 import { pushMetrics } from './metrics.ts';
 import { isPermanentFailure, MAX_INTERRUPTIONS, parkPushRecord } from './parking.ts';
 import { pushRecordHolders, takeBackPushRecords } from './takeBack.ts';
 import { dropOrphanPushRecord } from './orphans.ts';
 import { pushSender } from './sender.ts';
 
-/** The in-process signal the smart-HTTP route raises once a push record is committed. */
-export const PUSH_RECORDED = 'push-records';
 
 /** Push records recorded side by side by one node (each a different repository). */
 const CONCURRENCY = 2;

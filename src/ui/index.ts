@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import type { Mount } from '../app.ts';
+import type { Mount } from '../http/mount.ts';
 import type { Services } from '../services.ts';
 import { endDeadSession, uiState } from './context.ts';
 import { csrfMatches } from './csrf.ts';

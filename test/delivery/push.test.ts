@@ -6,7 +6,7 @@ import { startReceiver } from './receiver.ts';
 import { clockPast, deliveriesSettled, waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from './build.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
+import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
 
 t.test('a real git push reaches the receiver as signed push deliveries, branch filter honoured', async (t) => {
   const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });

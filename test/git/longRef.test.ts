@@ -4,7 +4,7 @@ import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wha
 import { gitClient, repoUrl } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
+import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
 
 const ZERO = '0'.repeat(40);
 /** A branch git takes (no component over 255 bytes) whose ref is longer than the 1,024 characters events.ref holds. */

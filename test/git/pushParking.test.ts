@@ -10,7 +10,7 @@ import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { connect } from '../../src/db/connect.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
+import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
 
 const ZERO = '0'.repeat(40);
 

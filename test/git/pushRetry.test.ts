@@ -4,7 +4,7 @@ import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wha
 import { gitClient } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/recorder.ts';
+import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
 
 const ZERO = '0'.repeat(40);
 

@@ -1,10 +1,12 @@
 import type { Config } from '../../config.ts';
 import type { Repository } from '../repos.ts';
-import type { Release } from '../releases.ts';
 import type { ReleaseBody } from './schemas/release.ts';
 
+/** What the release payload reads of a release (the domain's Release has it). */
+export type ReleaseSubject = Omit<ReleaseBody['release'], 'published_at'> & { published_at: number | null };
+
 /** `release` payload body (SPEC §6). */
-export function releasePayload(_config: Config, _repo: Repository, release: Release): ReleaseBody {
+export function releasePayload(_config: Config, _repo: Repository, release: ReleaseSubject): ReleaseBody {
   return {
     release: {
       id: release.id,

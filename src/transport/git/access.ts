@@ -4,24 +4,11 @@ import { findOrg, roleIn, type User } from '../../domain/accounts.ts';
 import { createRepository, findRepository, type Repository } from '../../domain/repos.ts';
 import { accessRule } from '../../domain/access.ts';
 import { isValidName } from '../../domain/names.ts';
-import { tokenUser } from '../../http/auth.ts';
+import { requestToken, tokenUser } from '../../http/auth.ts';
 import { forbidden, notFound, unauthorized } from '../../errors/wharfError.ts';
 
 /** The challenge git answers by sending credentials (it sends none before it). */
 export const GIT_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Wharf"' };
-
-/** The token of a request: the password of HTTP Basic (any user name; the user name when the password is empty), or a bearer token. */
-export function requestToken(authorization: string): string | undefined {
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
-  if (basic) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) return undefined;
-    // Some clients put the token in the user name and leave the password empty.
-    return decoded.slice(colon + 1) || decoded.slice(0, colon);
-  }
-  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-}
 
 /** The caller of a Git or LFS request: null when anonymous; a 401 when credentials are present but bad. */
 export async function gitCaller(services: Services, ctx: Context, challenge: Record<string, string>): Promise<User | null> {

@@ -12,43 +12,20 @@ import { settleHead } from '../../domain/head.ts';
 import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
 import { newPushLog, preparePushLogs, readPushLog, removePushLog } from '../../pushes/log.ts';
 import { isZero } from '../../pushes/events.ts';
-import { PUSH_RECORDED } from '../../pushes/recorder.ts';
 import { insertPushRecord } from '../../pushes/records.ts';
-import { announcePush } from '../../pushes/wake.ts';
+import { announcePush, PUSH_RECORDED } from '../../pushes/wake.ts';
 import { isPostgres } from '../../db/connect.ts';
 import type { Repository } from '../../domain/repos.ts';
-
-/** A request under a repository's Git path: `/<org>/<repo>[.git]/<rest>`. */
-export interface GitPath {
-  org: string;
-  name: string;
-  rest: string;
-}
-
-const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
-
-/**
- * Reads a Git or LFS path. With `.git` every path under the repository is ours (unknown
- * ones are 404); without it only the smart-HTTP and LFS paths are, so other routes
- * (the web UI) keep the rest of `/<org>/<repo>/…`.
- */
-export function parseGitPath(path: string): GitPath | null {
-  const m = /^\/([^/]+)\/([^/]+)\/(.*)$/.exec(path);
-  if (!m) return null;
-  const [, org, repo, rest] = m;
-  if (repo.endsWith('.git') && repo.length > 4) return { org, name: repo.slice(0, -4), rest };
-  if (rest === 'info/refs' || SERVICES.has(rest) || rest.startsWith('info/lfs/')) return { org, name: repo, rest };
-  return null;
-}
+import { GIT_SERVICES, parseGitPath, type GitPath } from '../gitPath.ts';
 
 /** The service and access level of a smart-HTTP request, or null for anything else. */
 function gitService(ctx: Context, target: GitPath): { service: string; level: 'read' | 'write' } | null {
   if (target.rest === 'info/refs' && ctx.method === 'GET') {
     const service = String(ctx.query.service ?? '');
     // Only the smart protocol is served; a dumb client gets a 404.
-    return SERVICES.has(service) ? { service, level: service === 'git-receive-pack' ? 'write' : 'read' } : null;
+    return GIT_SERVICES.has(service) ? { service, level: service === 'git-receive-pack' ? 'write' : 'read' } : null;
   }
-  if (SERVICES.has(target.rest) && ctx.method === 'POST') return { service: target.rest, level: target.rest === 'git-receive-pack' ? 'write' : 'read' };
+  if (GIT_SERVICES.has(target.rest) && ctx.method === 'POST') return { service: target.rest, level: target.rest === 'git-receive-pack' ? 'write' : 'read' };
   return null;
 }
 

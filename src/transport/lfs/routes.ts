@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
-import type { GitPath } from '../git/smartHttp.ts';
+import type { GitPath } from '../gitPath.ts';
 import { authorizeRepo } from '../git/access.ts';
 import { jsonBody } from '../../http/body.ts';
 import { idleLimited } from '../../http/deadlines.ts';

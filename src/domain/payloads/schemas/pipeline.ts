@@ -1,15 +1,11 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import type { PipelineStatus } from '../../pipelines.ts';
 import { idSchema, repositorySchema, senderSchema, shaSchema, type BodyOf } from './common.ts';
 
 /** The `pipeline` event's actions (SPEC §6). */
 export const PIPELINE_ACTIONS = ['status_changed'] as const;
 
-// The domain's list, restated: importing it would make a cycle (the domain imports the builders).
-const STATUSES = ['queued', 'running', 'success', 'failed', 'canceled'] as const;
-// Fails to compile when the two lists differ.
-const sameStatuses: [PipelineStatus, (typeof STATUSES)[number]] extends [(typeof STATUSES)[number], PipelineStatus] ? true : never = true;
-void sameStatuses;
+/** A pipeline's statuses (SPEC §6); the domain's list is this one. */
+export const PIPELINE_STATUSES = ['queued', 'running', 'success', 'failed', 'canceled'] as const;
 
 /** The `pipeline` payload: a pipeline with its new status and the one before. */
 export const pipelinePayloadSchema = {
@@ -30,8 +26,8 @@ export const pipelinePayloadSchema = {
         name: { type: 'string' },
         ref: { type: 'string', description: 'As the reporting system gave it, e.g. `refs/heads/main` or `main`.' },
         sha: shaSchema,
-        status: { type: 'string', enum: STATUSES },
-        previous_status: { type: ['string', 'null'], enum: [...STATUSES, null], description: 'Null when the pipeline was just reported.' },
+        status: { type: 'string', enum: PIPELINE_STATUSES },
+        previous_status: { type: ['string', 'null'], enum: [...PIPELINE_STATUSES, null], description: 'Null when the pipeline was just reported.' },
         url: { type: 'string', format: 'uri', description: 'The pipeline page.' },
       },
     },
