@@ -1,0 +1,68 @@
+// Dependency rules of the layout (README, Architecture). Layers, top to bottom:
+//   root       src/server.ts, src/components.ts, src/app.ts: put everything together
+//   surfaces   src/api/, src/ui/, src/cli/, src/transport/ (Git smart HTTP and LFS): each
+//              stands on the layers below and never on another surface
+//   plumbing   src/http/: Koa plumbing the surfaces share
+//   domain     src/domain/, src/webhooks/, src/events/, src/pushes/, src/import/,
+//              src/delivery/, src/work/: operations, rules and the workers
+//   bottom     storage and small shared parts: src/db/, src/git/ (plumbing), src/lfs/
+//              (the object store), src/secrets/, src/net/, src/metrics/, src/errors/,
+//              src/util/, src/config.ts, src/log.ts, src/services.ts, src/version.ts
+const ROOT = '^src/(server|components|app)\\.ts$';
+const SURFACES = '^src/(api|ui|cli|transport)/';
+const DOMAIN = '^src/(domain|webhooks|events|pushes|import|delivery|work)/';
+const BOTTOM = '^src/((db|git|lfs|secrets|net|metrics|errors|util)/|(config|log|services|version)\\.ts$)';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'No import cycles, type-only imports included.', from: {}, to: { circular: true } },
+    {
+      name: 'surfaces-stand-alone',
+      severity: 'error',
+      comment: 'A surface (API, UI, CLI, transport) never imports another.',
+      from: { path: '^src/(api|ui|cli|transport)/' },
+      to: { path: SURFACES, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'only-the-root-imports-surfaces',
+      severity: 'error',
+      comment: 'Routes, pages, commands and transports are put together by the root alone.',
+      from: { path: '^src/', pathNot: `${ROOT}|${SURFACES}` },
+      to: { path: SURFACES },
+    },
+    {
+      name: 'http-plumbing-is-for-surfaces',
+      severity: 'error',
+      comment: 'The domain, the workers and the bottom know nothing of HTTP.',
+      from: { path: `${DOMAIN}|${BOTTOM}` },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'bottom-stays-at-the-bottom',
+      severity: 'error',
+      comment: 'Storage and shared parts import nothing from the layers above them.',
+      from: { path: BOTTOM },
+      to: { path: `${DOMAIN}|${SURFACES}|^src/http/|${ROOT}` },
+    },
+    {
+      name: 'nothing-imports-the-root',
+      severity: 'error',
+      comment: 'Only the CLI (wharf serve) starts the root.',
+      from: { path: '^src/', pathNot: `^src/cli/|${ROOT}` },
+      to: { path: ROOT },
+    },
+    {
+      name: 'no-unknown-folder',
+      severity: 'error',
+      comment: 'Every file sits in a layer named above; a new folder gets its layer here first.',
+      from: { path: '^src/', pathNot: `${ROOT}|${SURFACES}|^src/http/|${DOMAIN}|${BOTTOM}` },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    includeOnly: '^src/',
+  },
+};
