@@ -39,8 +39,14 @@ function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegEx
   const exited = new Promise((resolve) => proc.on('close', resolve));
   return new Promise((resolve, reject) => {
     const check = setInterval(() => {
-      if (ready.test(out)) clearInterval(check), resolve({ proc, out: () => out, exited });
-      if (proc.exitCode !== null) clearInterval(check), reject(new Error(`${cmd} exited: ${out}`));
+      if (ready.test(out)) {
+        clearInterval(check);
+        resolve({ proc, out: () => out, exited });
+      }
+      if (proc.exitCode !== null) {
+        clearInterval(check);
+        reject(new Error(`${cmd} exited: ${out}`));
+      }
     }, 20);
   });
 }

@@ -83,7 +83,7 @@ async function measure(kind: 'sqlite' | 'postgres', serverUrl?: string): Promise
   try {
     const knex = server.services.db;
     const org = (await findOrg(knex, 'demo'))!;
-    const apiRepo = await createRepository(knex, server.services.config, { org, name: 'api' });
+    await createRepository(knex, server.services.config, { org, name: 'api' });
     const bareRepo = await createRepository(knex, server.services.config, { org, name: 'bare' });
     const admin = await knex('users').where('login', 'admin').first('id');
     await knex('labels').insert(LABELS.map((name) => ({ repository_id: bareRepo.id, name })));

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError } from '../config.ts';
 import { serveCommand } from './serve.ts';
 import { adminCommands } from './admin.ts';
 import { importCommand } from './import.ts';

@@ -125,7 +125,6 @@ async function checkLfsUrl(config: Config, raw: string): Promise<string> {
   } catch {
     throw invalid('/lfs_url', 'must be an http or https URL');
   }
-  // eslint-disable-next-line no-control-regex
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || /[\s\x00-\x1f\x7f]/.test(raw)) throw invalid('/lfs_url', 'must be an http or https URL');
   if (url.username || url.password) throw invalid('/lfs_url', 'must not hold credentials; give them as auth_username and auth_password');
   try {

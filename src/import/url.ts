@@ -30,7 +30,6 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'git
 export function parseSourceUrl(raw: string): SourceUrl {
   // SECURITY: a value git could read as an option or a transport ("-u…", "ext::…", "/etc").
   if (raw.startsWith('-')) throw new SourceUrlError('must not start with "-"');
-  // eslint-disable-next-line no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(raw) || /%0[ad0]/i.test(raw)) throw new SourceUrlError('must not contain spaces or control characters');
   let url: URL;
   try {

@@ -32,7 +32,10 @@ export async function generateShapedRepo(dir: string, shape: RepoShape, env: Nod
   let buf = '';
   for (let i = 1; i <= shape.mainCommits; i++) {
     buf += commit('refs/heads/main', i, `main ${i}`, i > 1 ? i - 1 : undefined);
-    if (buf.length > 1 << 20) await write(buf), (buf = '');
+    if (buf.length > 1 << 20) {
+      await write(buf);
+      buf = '';
+    }
   }
   const point = (k: number, n: number) => 1 + Math.floor(((k + 1) * (shape.mainCommits - 1)) / (n + 1));
   let mark = shape.mainCommits;
@@ -41,7 +44,10 @@ export async function generateShapedRepo(dir: string, shape: RepoShape, env: Nod
   for (let p = 0; p < shape.pulls; p++) {
     if (p % 2 === 0) buf += commit(`refs/pull/${p}/head`, ++mark, `pull ${p}`, point(p, shape.pulls));
     else buf += `reset refs/pull/${p}/head\nfrom :${point(p, shape.pulls)}\n\n`;
-    if (buf.length > 1 << 20) await write(buf), (buf = '');
+    if (buf.length > 1 << 20) {
+      await write(buf);
+      buf = '';
+    }
   }
   await write(buf);
   child.stdin.end();

@@ -8,7 +8,7 @@ import { connect } from '../../src/db/connect.ts';
 import { newPushLog, parseRefListing, preparePushLogs, readPushLog } from '../../src/pushes/log.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
 import { buildRepo, buildUser, listenToEvents, startWharf, type TestWharf } from '../helpers/wharf.ts';
-import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
+import { gitClient, refList, repoUrl } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const ZERO = '0'.repeat(40);

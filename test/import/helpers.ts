@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { GitClient } from '../helpers/git.ts';

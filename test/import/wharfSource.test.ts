@@ -126,7 +126,7 @@ t.test('while git runs, the credentials are in no process argument', async (t) =
   const job = await waitForJob(w, created.body.id, {
     done: (job) => {
       for (const pid of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-        let cmdline = '';
+        let cmdline: string;
         try {
           cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
         } catch {

@@ -9,7 +9,7 @@ import { compile } from '../../http/validate.ts';
 import { badRequest, conflict, notFound, validationFailed, WharfError } from '../../errors/wharfError.ts';
 import { classify } from '../../http/classify.ts';
 import { answerBatch, parseBatch } from './batch.ts';
-import { LfsIntegrityError, linkObject, objectPath, OID_PATTERN, repositoryHasObject, storedSize, writeObject } from '../../lfs/store.ts';
+import { LfsIntegrityError, linkObject, objectPath, repositoryHasObject, storedSize, writeObject } from '../../lfs/store.ts';
 
 const LFS_TYPE = 'application/vnd.git-lfs+json';
 /** git-lfs reads LFS-Authenticate to know which credentials to send. */
