@@ -1,9 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 
 /**
  * Options that precede every git subcommand Wharf runs. Hooks are off: a repository
  * (an imported one above all) must never run hooks of its own; the smart-HTTP route
- * turns on Wharf's own hooks directory explicitly.
+ * turns on Wharf's own hooks directory explicitly (transport/git/cgi.ts, the one git
+ * started elsewhere, as it streams a request both ways).
  */
 export const SAFE_GIT_OPTIONS = ['-c', 'core.hooksPath=/dev/null'];
 
@@ -19,37 +21,70 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-/** Runs git with arguments (never a shell) and returns stdout; rejects with stderr on a non-zero exit. */
-export function git(args: string[], options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('git', [...SAFE_GIT_OPTIONS, ...args], { cwd: options.cwd, env: gitEnv(options.env), maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(gitError(args, String(stderr), (err as any).code));
-      else resolve(stdout);
-    });
-  });
+/** How to start one git. */
+export interface StartGitOptions {
+  cwd?: string;
+  /** Environment beside gitEnv()'s. */
+  env?: Record<string, string>;
+  /** `-c` options after the safe ones, before the subcommand (an import source's transport rules). */
+  config?: string[];
+  /** Written to git's stdin, which is then closed; null (the default) gives git no stdin. */
+  input?: string | Buffer | null;
+  /** Its own process group, so a kill of the group reaches git's children (remote helpers, index-pack). */
+  detached?: boolean;
 }
 
+/** A started git: the process, and its end (exit code and the last 16 KiB of stderr). */
+export interface StartedGit {
+  child: ChildProcessByStdio<Writable | null, Readable, Readable>;
+  /** Resolves when git ends; rejects only when it could not be started. */
+  done: Promise<{ code: number | null; stderr: string }>;
+}
+
+/**
+ * Starts git with the safe options: the one place Wharf spawns git (the CGI backend
+ * aside). Every stream's errors are handled here (a broken pipe, a failed spawn), so no
+ * git run can take the process down; stdout is the caller's to read.
+ */
+export function startGit(args: string[], options: StartGitOptions = {}): StartedGit {
+  const input = options.input ?? null;
+  const child = spawn('git', [...SAFE_GIT_OPTIONS, ...(options.config ?? []), ...args], {
+    cwd: options.cwd,
+    env: gitEnv(options.env),
+    stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  }) as StartedGit['child'];
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-16384)));
+  child.stderr.on('error', () => {});
+  child.stdout.on('error', () => child.kill('SIGKILL'));
+  if (child.stdin) {
+    // git may exit before reading all of stdin (an error); its exit code tells what happened.
+    child.stdin.on('error', () => {});
+    child.stdin.end(input);
+  }
+  const done = new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+  return { child, done };
+}
+
+/** The error of a git that exited non-zero: its stderr and exit code kept for the caller (git/stderr.ts reads them). */
 function gitError(args: string[], stderr: string, exitCode: unknown): Error {
   return Object.assign(new Error(`git ${args[0]} failed: ${stderr.trim()}`), { stderr, exitCode });
 }
 
 /**
- * Runs git feeding `input` to its stdin and calls `onData` with each stdout chunk as
- * it arrives, so long outputs (rev-list of a whole history) are never held twice.
+ * Runs git feeding `input` (or nothing) to its stdin and calls `onData` with each stdout
+ * chunk as it arrives, so long outputs (rev-list of a whole history) are never held twice.
  * Resolves when git exits 0; rejects with its stderr otherwise.
  */
-export function gitPiped(args: string[], input: string | Buffer, onData: (chunk: Buffer) => void, options: { cwd?: string } = {}): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', [...SAFE_GIT_OPTIONS, ...args], { cwd: options.cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-8192)));
-    // git may exit before reading all of stdin (an error); the exit code tells what happened.
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(gitError(args, stderr, code))));
-  });
+export async function gitPiped(args: string[], input: string | Buffer | null, onData: (chunk: Buffer) => void, options: { cwd?: string } = {}): Promise<void> {
+  const { child, done } = startGit(args, { cwd: options.cwd, input });
+  child.stdout.on('data', onData);
+  const { code, stderr } = await done;
+  if (code !== 0) throw gitError(args, stderr, code);
 }
 
 /** Runs git with stdin input and returns its whole stdout as a Buffer. */
@@ -57,4 +92,31 @@ export async function gitBuffer(args: string[], input: string | Buffer, options:
   const chunks: Buffer[] = [];
   await gitPiped(args, input, (c) => chunks.push(c), options);
   return Buffer.concat(chunks);
+}
+
+/** Runs git with arguments (never a shell) and returns stdout; rejects with stderr on a non-zero exit or past `maxBuffer` bytes. */
+export async function git(args: string[], options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number } = {}): Promise<string> {
+  const max = options.maxBuffer ?? 64 * 1024 * 1024;
+  const { child, done } = startGit(args, { cwd: options.cwd, env: options.env });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  child.stdout.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > max) {
+      over = true;
+      child.kill('SIGKILL');
+    } else chunks.push(c);
+  });
+  const { code, stderr } = await done;
+  if (over) throw gitError(args, `its output is larger than ${max} bytes`, code);
+  if (code !== 0) throw gitError(args, stderr, code);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** True when git exits 0 (a question such as `merge-base --is-ancestor`); false on any other end, a failed start included. */
+export async function gitSucceeds(args: string[], options: { cwd?: string } = {}): Promise<boolean> {
+  const { child, done } = startGit(args, options);
+  child.stdout.resume();
+  return done.then(({ code }) => code === 0, () => false);
 }

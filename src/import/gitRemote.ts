@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { gitEnv } from '../git/run.ts';
+import { startGit } from '../git/run.ts';
 import { describeGitFailure, type GitFailure } from './gitErrors.ts';
 import { readGitStderr } from '../git/stderr.ts';
 import type { Credentials } from './url.ts';
@@ -23,14 +22,14 @@ export class GitRunError extends Error {
 /** Raised when a git run was stopped through its signal (cancel, timeout, shutdown); control flow of the runner, never shown. */
 export class GitAbortedError extends Error {}
 
-// SECURITY (SPEC §7.5): only the three network transports, no hooks, no redirects, and
-// no credential helpers beyond our askpass. Stalled transfers count as broken connections.
-const SAFE_OPTIONS = [
+// SECURITY (SPEC §7.5): only the three network transports, no hooks (SAFE_GIT_OPTIONS,
+// as for every git), no redirects, and no credential helpers beyond our askpass. Stalled
+// transfers count as broken connections.
+const SOURCE_OPTIONS = [
   '-c', 'protocol.allow=never',
   '-c', 'protocol.http.allow=always',
   '-c', 'protocol.https.allow=always',
   '-c', 'protocol.git.allow=always',
-  '-c', 'core.hooksPath=/dev/null',
   '-c', 'http.followRedirects=false',
   '-c', 'credential.helper=',
   '-c', 'fetch.recurseSubmodules=false',
@@ -105,12 +104,8 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
     const stallMs = options.stallMs ?? 120_000;
     // A slow drip is a stall: curl gives up below 1 KiB/s over the window, not only at 0.
     const lowSpeed = ['-c', `http.lowSpeedLimit=${MIN_BYTES_PER_SECOND}`, '-c', `http.lowSpeedTime=${Math.max(1, Math.round(stallMs / 1000))}`];
-    const child = spawn('git', [...SAFE_OPTIONS, ...lowSpeed, ...options.pin, ...args], {
-      cwd: options.cwd,
-      env: gitEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true, // its own process group, so abort reaches index-pack and remote helpers
-    });
+    // Its own process group, so abort reaches index-pack and remote helpers.
+    const { child, done } = startGit(args, { cwd: options.cwd, env, config: [...SOURCE_OPTIONS, ...lowSpeed, ...options.pin], detached: true });
     let stdout = '';
     let stderr = '';
     let aborted = false;
@@ -149,13 +144,18 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
       activity(text);
       options.onStderr?.(text);
     });
-    // A failed spawn, or a pipe that breaks, must end this run, never the process.
-    child.on('error', (err) => (kill(), reject(err)));
-    child.stdout.on('error', kill);
-    child.stderr.on('error', kill);
-    child.on('close', (code) => {
+    const finish = () => {
       watch.stop();
       options.signal?.removeEventListener('abort', onAbort);
+    };
+    // A failed spawn, or a pipe that breaks (startGit handles the streams' errors), ends this run, never the process.
+    const failedToStart = (err: unknown) => {
+      finish();
+      kill();
+      reject(err);
+    };
+    done.then(({ code }) => {
+      finish();
       if (aborted) reject(new GitAbortedError('stopped'));
       else if (tooLarge) reject(new GitRunError({ kind: 'failed', message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
       else if (stalled || (code !== 0 && readGitStderr(stderr).kind === 'stalled')) {
@@ -163,7 +163,7 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
       }
       else if (code === 0) resolve(stdout);
       else reject(new GitRunError(describeGitFailure(stderr, options.credentials)));
-    });
+    }, failedToStart);
   });
 }
 

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { gitEnv } from '../git/run.ts';
+import { gitPiped } from '../git/run.ts';
 
 /** An LFS object named by a pointer. */
 export interface LfsPointer {
@@ -24,24 +23,6 @@ export function parseLfsPointer(content: string): LfsPointer | null {
   return { oid: oid[1], size: Number(size[1]) };
 }
 
-function run(args: string[], cwd: string, input: string | null, onData: (chunk: Buffer) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-c', 'core.hooksPath=/dev/null', ...args], { cwd, env: gitEnv(), stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (c) => (stderr = (stderr + c).slice(-4096)));
-    // A failed spawn or a broken pipe fails this scan, never the process.
-    child.on('error', reject);
-    child.stdout!.on('error', (err) => (child.kill('SIGKILL'), reject(err)));
-    child.stderr!.on('error', () => child.kill('SIGKILL'));
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git ${args[0]} failed: ${stderr.trim()}`))));
-    if (input !== null) {
-      child.stdin!.on('error', () => {});
-      child.stdin!.end(input);
-    }
-  });
-}
-
 /**
  * Finds every LFS pointer in a freshly copied repository. Every object in it came with
  * the refs (nothing else was ever written there), so all objects is all of history.
@@ -49,7 +30,7 @@ function run(args: string[], cwd: string, input: string | null, onData: (chunk: 
 export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
   const candidates: string[] = [];
   let pending = '';
-  await run(['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], dir, null, (chunk) => {
+  await gitPiped(['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], null, (chunk) => {
     const lines = (pending + chunk).split('\n');
     pending = lines.pop()!;
     for (const line of lines) {
@@ -57,11 +38,11 @@ export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
       const n = Number(size);
       if (type === 'blob' && n >= MIN_POINTER && n < MAX_POINTER) candidates.push(sha);
     }
-  });
+  }, { cwd: dir });
   if (candidates.length === 0) return [];
   const found = new Map<string, LfsPointer>();
   let buffer = Buffer.alloc(0);
-  await run(['cat-file', '--batch'], dir, candidates.join('\n') + '\n', (chunk) => {
+  await gitPiped(['cat-file', '--batch'], candidates.join('\n') + '\n', (chunk) => {
     buffer = Buffer.concat([buffer, chunk]);
     // Each answer: "<sha> blob <size>\n<content>\n".
     for (;;) {
@@ -78,6 +59,6 @@ export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
       if (pointer) found.set(pointer.oid, pointer);
       buffer = buffer.subarray(eol + 1 + size + 1);
     }
-  });
+  }, { cwd: dir });
   return [...found.values()].sort((a, b) => a.oid.localeCompare(b.oid));
 }

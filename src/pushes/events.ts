@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
@@ -7,7 +6,7 @@ import type { PushPayload } from '../domain/payloads/schemas/push.ts';
 import { repoDir } from '../git/bare.ts';
 import type { RefUpdate } from './log.ts';
 import { newCommits, peelCommits, readCommits, refValues, type CommitInfo, type NewCommits } from '../git/objects.ts';
-import { gitEnv, SAFE_GIT_OPTIONS } from '../git/run.ts';
+import { gitSucceeds } from '../git/run.ts';
 
 /** The all-zero object id git uses for a ref that did not exist or no longer does. */
 export const ZERO_ID = '0000000000000000000000000000000000000000';
@@ -56,9 +55,7 @@ function reach(graph: NewCommits, start: number, stamp: Uint32Array, generation:
 
 /** True when `ancestor` is an ancestor of (or equal to) `descendant`; false when git cannot tell. */
 function isAncestor(dir: string, ancestor: string, descendant: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    execFile('git', [...SAFE_GIT_OPTIONS, 'merge-base', '--is-ancestor', ancestor, descendant], { cwd: dir, env: gitEnv() }, (err) => resolve(!err));
-  });
+  return gitSucceeds(['merge-base', '--is-ancestor', ancestor, descendant], { cwd: dir });
 }
 
 /** One push event to be built: its ref update, head commit and the commits it lists (oldest first). */
