@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
@@ -62,18 +62,28 @@ export async function runHttpBackend(
   return runBackend(ctx, env, input, options, release);
 }
 
-function runBackend(
-  ctx: Context,
-  env: Record<string, string>,
-  input: RequestBody | undefined,
-  options: { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer },
-  release: () => void,
-): Promise<void> {
-  const child = spawn('git', [...backendOptions(options.hooksDir), 'http-backend'], {
-    env: gitEnv(env),
-    stdio: ['pipe', 'pipe', 'pipe'],
-    detached: true, // its own process group, so receive-pack and pack-objects die with it
-  });
+/** A running `git http-backend`: the process, its exit, its last stderr and why its input was refused, if it was. */
+interface Backend {
+  child: ChildProcessWithoutNullStreams;
+  exited: Promise<number | null>;
+  stderr(): string;
+  refused(): Error | undefined;
+}
+
+type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer };
+
+/** Runs the backend for a request and answers with what it prints. */
+function runBackend(ctx: Context, env: Record<string, string>, input: RequestBody | undefined, options: BackendOptions, release: () => void): Promise<void> {
+  return answer(ctx, startBackend(ctx, env, input, options, release), options);
+}
+
+/**
+ * Starts the backend in a process group of its own (so receive-pack and pack-objects die
+ * with it), kills it when the client goes, feeds it the request body (already read, or
+ * streamed), and gives the slot back when it exits.
+ */
+function startBackend(ctx: Context, env: Record<string, string>, input: RequestBody | undefined, options: BackendOptions, release: () => void): Backend {
+  const child = spawn('git', [...backendOptions(options.hooksDir), 'http-backend'], { env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const kill = () => {
     try {
       if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGTERM');
@@ -81,10 +91,9 @@ function runBackend(
       // already gone
     }
   };
-  const finished = () => ctx.res.writableFinished;
   ctx.req.on('aborted', kill);
   ctx.res.on('close', () => {
-    if (!finished()) kill();
+    if (!ctx.res.writableFinished) kill();
   });
   ctx.req.on('error', kill);
   child.stdin.on('error', () => {}); // the backend may stop reading early; its exit status tells why
@@ -98,7 +107,6 @@ function runBackend(
       kill();
     });
   }
-
   let stderr = '';
   child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-4096)));
   const exited = new Promise<number | null>((resolve) =>
@@ -114,15 +122,21 @@ function runBackend(
     }),
   );
   child.on('error', (err) => options.log.error({ err, request_id: ctx.state.requestId }, 'could not run git http-backend'));
-  const body = new PassThrough();
+  return { child, exited, stderr: () => stderr, refused: () => refused };
+}
 
+/**
+ * Answers with the backend's output. The response starts with the first body byte, not
+ * with the CGI headers: http-backend prints "200" before git has read the request, so a
+ * request git rejects would otherwise be a 200 with nothing in it.
+ */
+function answer(ctx: Context, backend: Backend, options: BackendOptions): Promise<void> {
+  const { child } = backend;
+  const body = new PassThrough();
   return new Promise<void>((resolve, reject) => {
     let head = Buffer.alloc(0);
     let parsed: ReturnType<typeof splitCgiHeaders> = null;
     let started = false;
-    // The response starts with the first body byte, not with the CGI headers: http-backend
-    // prints "200" before git has read the request, so a request git rejects would
-    // otherwise be a 200 with nothing in it.
     const start = (first: Buffer) => {
       started = true;
       child.stdout.off('data', onData);
@@ -141,7 +155,8 @@ function runBackend(
     };
     child.stdout.on('data', onData);
     const spawned = performance.now();
-    exited.then(async (code) => {
+    void backend.exited.then(async (code) => {
+      const stderr = backend.stderr();
       options.log.debug({ request_id: ctx.state.requestId, code, duration_ms: Math.round(performance.now() - spawned) }, 'git http-backend exited');
       if (stderr.trim()) options.log.warn({ request_id: ctx.state.requestId, code, stderr: stderr.trim() }, 'git http-backend');
       try {
@@ -150,6 +165,7 @@ function runBackend(
         options.log.error({ err, request_id: ctx.state.requestId }, 'after git http-backend');
       }
       if (started) return body.end();
+      const refused = backend.refused();
       if (refused) return reject(refused);
       const error = emptyAnswerError(parsed?.status, code, stderr);
       if (error) return reject(error);
