@@ -95,65 +95,75 @@ function refusedErrors(err: unknown): FieldErrors {
   throw err;
 }
 
+/** The list page: every webhook of the repository, its events, status and last delivery. */
+async function listPage(ctx: Context, services: Services) {
+  const { db } = services;
+  const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+  const hooks = await hookViews(db, await listWebhooks(db, repo.id));
+  const rows = hooks.map(
+    (h) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
+    <td>${eventsLabel(h.events)}</td><td>${h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
+    <td class="row-actions"><a href="${pageBase}/${h.id}/edit">Edit</a> <a href="${pageBase}/${h.id}/delete" class="danger">Delete</a></td></tr>`,
+  );
+  const table = hooks.length
+    ? html`<table class="table"><thead><tr><th>Payload URL</th><th>Events</th><th>Status</th><th>Last delivery</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p class="empty">No webhooks yet. Webhooks send a signed POST to a URL of yours when something happens in this repository.</p>`;
+  renderPage(
+    ctx,
+    { title: `Webhooks · ${repo.full_name}`, crumbs: crumbs.slice(0, 2).concat({ label: 'Webhooks' }) },
+    html`${repoHeader(repo, true, 'settings')}<div class="heading"><h2>Webhooks</h2><a class="button primary" href="${pageBase}/new">Add webhook</a></div><section class="card">${table}</section>`,
+  );
+}
+
+/** The add or edit form, with the errors of a refused submission. */
+function formPage(ctx: Context, repo: RepoRecord, crumbs: Crumb[], action: string, values: HookValues, errors: FieldErrors, editing: boolean) {
+  renderPage(
+    ctx,
+    { title: `${editing ? 'Edit' : 'Add'} webhook · ${repo.full_name}`, crumbs: [...crumbs, { label: editing ? 'Edit' : 'Add' }], status: Object.keys(errors).length ? 422 : 200 },
+    html`${repoHeader(repo, true, 'settings')}<section class="card narrow"><h2>${editing ? 'Edit webhook' : 'Add webhook'}</h2>${webhookForm(ctx, action, values, errors, editing)}</section>`,
+  );
+}
+
+/** Adds a webhook from the form; a secret Wharf generated is shown on this page only. */
+async function addFromForm(ctx: Context, services: Services) {
+  const { db, config } = services;
+  const { user, repo, pageBase, crumbs } = await hookContext(ctx, services);
+  const values = valuesFromForm(ctx.state.form);
+  const { input, errors } = await toInput(services, values, false);
+  if (!input) return formPage(ctx, repo, crumbs, pageBase, values, errors!, false);
+  let created: { webhook: Webhook; secret: string };
+  try {
+    created = await createWebhook(db, config, repo.repository, user, { ...input, url: input.url! });
+  } catch (err) {
+    return formPage(ctx, repo, crumbs, pageBase, values, refusedErrors(err), false);
+  }
+  if (created.webhook.active) notifyDeliveries(services);
+  const id = created.webhook.id;
+  if (values.secret !== '') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook added. A ping was sent to check it.');
+  // A generated secret exists only in this answer: show it now, never again.
+  renderPage(
+    ctx,
+    { title: 'Webhook added', crumbs: [...crumbs, { label: 'Added' }], status: 201 },
+    html`<section class="card narrow"><h1>Webhook added</h1><p>Wharf generated this secret. Copy it now: it will not be shown again.</p>
+    <div class="copy"><input id="new-secret" readonly value="${created.secret}" class="secret"><button type="button" class="js-only" data-copy="#new-secret">Copy</button></div>
+    <p>Receivers verify <code>X-Service-Signature</code> (HMAC-SHA256 of the body with this secret) or the Standard Webhooks headers.</p>
+    <p><a class="button primary" href="${pageBase}/${id}">Go to the webhook</a></p></section>`,
+  );
+}
+
 /** Repository → Settings → Webhooks: list, add, edit, delete with a confirmation page. */
 export function webhookRoutes(router: Router, services: Services) {
   const { db, config } = services;
   const base = '/:org/:repo/settings/hooks';
 
-  router.get(base, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-    const hooks = await hookViews(db, await listWebhooks(db, repo.id));
-    const rows = hooks.map(
-      (h) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
-      <td>${eventsLabel(h.events)}</td><td>${h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
-      <td class="row-actions"><a href="${pageBase}/${h.id}/edit">Edit</a> <a href="${pageBase}/${h.id}/delete" class="danger">Delete</a></td></tr>`,
-    );
-    const table = hooks.length
-      ? html`<table class="table"><thead><tr><th>Payload URL</th><th>Events</th><th>Status</th><th>Last delivery</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
-      : html`<p class="empty">No webhooks yet. Webhooks send a signed POST to a URL of yours when something happens in this repository.</p>`;
-    renderPage(
-      ctx,
-      { title: `Webhooks · ${repo.full_name}`, crumbs: crumbs.slice(0, 2).concat({ label: 'Webhooks' }) },
-      html`${repoHeader(repo, true, 'settings')}<div class="heading"><h2>Webhooks</h2><a class="button primary" href="${pageBase}/new">Add webhook</a></div><section class="card">${table}</section>`,
-    );
-  });
-
-  const formPage = (ctx: Context, repo: RepoRecord, crumbs: Crumb[], action: string, values: HookValues, errors: FieldErrors, editing: boolean) =>
-    renderPage(
-      ctx,
-      { title: `${editing ? 'Edit' : 'Add'} webhook · ${repo.full_name}`, crumbs: [...crumbs, { label: editing ? 'Edit' : 'Add' }], status: Object.keys(errors).length ? 422 : 200 },
-      html`${repoHeader(repo, true, 'settings')}<section class="card narrow"><h2>${editing ? 'Edit webhook' : 'Add webhook'}</h2>${webhookForm(ctx, action, values, errors, editing)}</section>`,
-    );
+  router.get(base, (ctx) => listPage(ctx, services));
 
   router.get(`${base}/new`, async (ctx) => {
     const { repo, pageBase, crumbs } = await hookContext(ctx, services);
     formPage(ctx, repo, crumbs, pageBase, { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '' }, {}, false);
   });
 
-  router.post(base, async (ctx) => {
-    const { user, repo, pageBase, crumbs } = await hookContext(ctx, services);
-    const values = valuesFromForm(ctx.state.form);
-    const { input, errors } = await toInput(services, values, false);
-    if (!input) return formPage(ctx, repo, crumbs, pageBase, values, errors!, false);
-    let created: { webhook: Webhook; secret: string };
-    try {
-      created = await createWebhook(db, config, repo.repository, user, { ...input, url: input.url! });
-    } catch (err) {
-      return formPage(ctx, repo, crumbs, pageBase, values, refusedErrors(err), false);
-    }
-    if (created.webhook.active) notifyDeliveries(services);
-    const id = created.webhook.id;
-    if (values.secret !== '') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook added. A ping was sent to check it.');
-    // A generated secret exists only in this answer: show it now, never again.
-    renderPage(
-      ctx,
-      { title: 'Webhook added', crumbs: [...crumbs, { label: 'Added' }], status: 201 },
-      html`<section class="card narrow"><h1>Webhook added</h1><p>Wharf generated this secret. Copy it now: it will not be shown again.</p>
-      <div class="copy"><input id="new-secret" readonly value="${created.secret}" class="secret"><button type="button" class="js-only" data-copy="#new-secret">Copy</button></div>
-      <p>Receivers verify <code>X-Service-Signature</code> (HMAC-SHA256 of the body with this secret) or the Standard Webhooks headers.</p>
-      <p><a class="button primary" href="${pageBase}/${id}">Go to the webhook</a></p></section>`,
-    );
-  });
+  router.post(base, (ctx) => addFromForm(ctx, services));
 
   router.get(`${base}/:id/edit`, async (ctx) => {
     const { repo, pageBase, crumbs } = await hookContext(ctx, services);
