@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import type { GitPath } from '../gitPath.ts';
+import type { Repository } from '../../domain/repos.ts';
 import { authorizeRepo } from '../git/access.ts';
 import { jsonBody } from '../../http/body.ts';
 import { idleLimited } from '../../http/deadlines.ts';
@@ -30,6 +31,44 @@ async function readJson(ctx: Context): Promise<unknown> {
   return ctx.request.body;
 }
 
+type Level = 'read' | 'write';
+
+/** POST objects/batch: where each object is to be downloaded from or uploaded to (basic transfer). */
+async function batch(services: Services, ctx: Context, repoFor: (level: Level) => Promise<Repository>): Promise<void> {
+  const { db, config } = services;
+  const request = parseBatch(await readJson(ctx));
+  if (request.hash_algo && request.hash_algo !== 'sha256') throw conflict('Only sha256 is supported');
+  const repo = await repoFor(request.operation === 'upload' ? 'write' : 'read');
+  const base = `${config.baseUrl}/${repo.org}/${repo.name}.git/info/lfs`;
+  const authorization = ctx.get('authorization');
+  const objects = await answerBatch(db, config.lfsDir, repo.id, request.operation, request.objects, {
+    objectHref: (oid) => `${base}/objects/${oid}`,
+    verifyHref: `${base}/verify`,
+    header: authorization ? { Authorization: authorization } : {},
+  });
+  ctx.type = LFS_TYPE;
+  ctx.body = { transfer: 'basic', objects, hash_algo: 'sha256' };
+}
+
+/** PUT objects/<oid>: stores an upload, streamed to disk and checked against its oid and size, then links it to the repository. */
+async function upload(services: Services, ctx: Context, repo: Repository, oid: string): Promise<void> {
+  const { db, config } = services;
+  const length = ctx.get('content-length');
+  if (!/^\d{1,15}$/.test(length)) throw new WharfError('length_required', 'Content-Length is required');
+  try {
+    // Streamed to disk as it comes; an upload that stalls is a 408 (src/http/deadlines.ts).
+    await writeObject(config.lfsDir, oid, Number(length), idleLimited(ctx));
+  } catch (err) {
+    if (err instanceof WharfError) throw err;
+    if (err instanceof LfsIntegrityError) throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
+    if (ctx.req.destroyed || ctx.req.readableAborted) throw badRequest('The upload was interrupted; nothing was stored');
+    throw err;
+  }
+  await linkObject(db, repo.id, oid, Number(length));
+  ctx.status = 200;
+  ctx.body = '';
+}
+
 /**
  * The LFS API under `/<org>/<repo>.git/info/lfs/` (SPEC §11): batch, basic transfer
  * (GET download, PUT upload, POST verify) and an empty locks API so `git lfs push`
@@ -46,18 +85,7 @@ export function lfsRoutes(services: Services) {
     const template = object ? 'objects/:oid' : LFS_PATHS.has(path) ? path : undefined;
     if (template) ctx._matchedRoute = `/:org/:repo/info/lfs/${template}`;
     if (path === 'objects/batch' && ctx.method === 'POST') {
-      const request = parseBatch(await readJson(ctx));
-      if (request.hash_algo && request.hash_algo !== 'sha256') throw conflict('Only sha256 is supported');
-      const repo = await repoFor(ctx, target, request.operation === 'upload' ? 'write' : 'read');
-      const base = `${config.baseUrl}/${repo.org}/${repo.name}.git/info/lfs`;
-      const authorization = ctx.get('authorization');
-      const objects = await answerBatch(db, config.lfsDir, repo.id, request.operation, request.objects, {
-        objectHref: (oid) => `${base}/objects/${oid}`,
-        verifyHref: `${base}/verify`,
-        header: authorization ? { Authorization: authorization } : {},
-      });
-      ctx.type = LFS_TYPE;
-      ctx.body = { transfer: 'basic', objects, hash_algo: 'sha256' };
+      await batch(services, ctx, (level) => repoFor(ctx, target, level));
     } else if (object && ctx.method === 'GET') {
       const repo = await repoFor(ctx, target, 'read');
       const oid = object[1];
@@ -67,21 +95,7 @@ export function lfsRoutes(services: Services) {
       ctx.length = size;
       ctx.body = fs.createReadStream(objectPath(config.lfsDir, oid));
     } else if (object && ctx.method === 'PUT') {
-      const repo = await repoFor(ctx, target, 'write');
-      const length = ctx.get('content-length');
-      if (!/^\d{1,15}$/.test(length)) throw new WharfError('length_required', 'Content-Length is required');
-      try {
-        // Streamed to disk as it comes; an upload that stalls is a 408 (src/http/deadlines.ts).
-        await writeObject(config.lfsDir, object[1], Number(length), idleLimited(ctx));
-      } catch (err) {
-        if (err instanceof WharfError) throw err;
-        if (err instanceof LfsIntegrityError) throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
-        if (ctx.req.destroyed || ctx.req.readableAborted) throw badRequest('The upload was interrupted; nothing was stored');
-        throw err;
-      }
-      await linkObject(db, repo.id, object[1], Number(length));
-      ctx.status = 200;
-      ctx.body = '';
+      await upload(services, ctx, await repoFor(ctx, target, 'write'), object[1]);
     } else if (path === 'verify' && ctx.method === 'POST') {
       const { oid, size } = parseVerify(await readJson(ctx));
       const repo = await repoFor(ctx, target, 'write');
