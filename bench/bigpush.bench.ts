@@ -32,7 +32,12 @@ const server = http.createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));
 `;
 
-function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ proc: ChildProcess; out: () => string; exited: Promise<unknown> }> {
+function child(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ proc: ChildProcess; out: () => string; exited: Promise<unknown> }> {
   const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   proc.stdout!.on('data', (c) => (out += c));
@@ -51,19 +56,33 @@ function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegEx
   });
 }
 
-const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
 async function runOnce(dir: string, src: string, databaseUrl: string, label: string, report: Parameters<Bench>[0]): Promise<void> {
   const receiver = await child(process.execPath, ['--input-type=module', '-e', RECEIVER], process.env, /port \d+/);
   const rxUrl = `http://127.0.0.1:${/port (\d+)/.exec(receiver.out())![1]}`;
-  const env = { ...process.env, DATA_DIR: path.join(dir, `data-${label}`), REPOS_DIR: path.join(dir, `repos-${label}`), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', WEBHOOK_ALLOWED_HOSTS: 'loopback' };
+  const env = {
+    ...process.env,
+    DATA_DIR: path.join(dir, `data-${label}`),
+    REPOS_DIR: path.join(dir, `repos-${label}`),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+  };
   const server = await child(process.execPath, [BIN, 'serve'], env, /Admin token.*: wharf_\S+/);
   const url = /listening on (http:\/\/\S+)/.exec(server.out())![1];
   const token = /Admin token.*: (wharf_\S+)/.exec(server.out())![1];
   const db = connect(databaseUrl);
   try {
     const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(url + p, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
       return res.json();
     };
@@ -78,7 +97,9 @@ async function runOnce(dir: string, src: string, databaseUrl: string, label: str
     const probe = (async () => {
       while (probing && server.proc.exitCode === null) {
         const t0 = performance.now();
-        await fetch(`${url}/api/v1/health`).then((r) => r.arrayBuffer()).catch(() => undefined);
+        await fetch(`${url}/api/v1/health`)
+          .then((r) => r.arrayBuffer())
+          .catch(() => undefined);
         if (recording) worstHealth = Math.max(worstHealth, performance.now() - t0);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -108,7 +129,10 @@ async function runOnce(dir: string, src: string, databaseUrl: string, label: str
     await probe;
     const s = await stats();
     const peakKb = died ? NaN : rssKb(server.proc.pid!, 'VmHWM');
-    const stored = (await db('events').where('type', 'push').sum({ n: db.raw(databaseUrl.startsWith('sqlite:') ? 'length(payload)' : 'octet_length(payload)') }).first()) as any;
+    const stored = (await db('events')
+      .where('type', 'push')
+      .sum({ n: db.raw(databaseUrl.startsWith('sqlite:') ? 'length(payload)' : 'octet_length(payload)') })
+      .first()) as any;
     const events = Number(((await db('events').where('type', 'push').count({ n: '*' })) as any[])[0].n);
     report({
       figure: `bigpush on ${label}: push end to last delivery`,

@@ -27,7 +27,9 @@ function records(offset: number) {
     return {
       number,
       title: `Imported issue ${number}: something does not work as expected`,
-      body: `Steps to reproduce for ${number}.\n\n1. Open the page\n2. Click the button\n3. See the error\n\nExpected: it works. Actual: it does not.`.repeat(2),
+      body: `Steps to reproduce for ${number}.\n\n1. Open the page\n2. Click the button\n3. See the error\n\nExpected: it works. Actual: it does not.`.repeat(
+        2,
+      ),
       labels: number % 4 ? [LABELS[number % 4]] : [LABELS[number % 4], 'imported'],
       assignees: [`user${number % 50}`],
       state: number % 3 ? 'open' : 'closed',
@@ -46,8 +48,17 @@ async function bareInsert(db: Knex, repositoryId: number, authorId: number, batc
       const createdAt = Date.parse(r.created_at);
       const closedAt = r.state === 'closed' ? now : null;
       return {
-        repository_id: repositoryId, number: r.number, kind: 'issue', title: r.title, body: r.body, state: r.state,
-        assignees: JSON.stringify(r.assignees), author_id: authorId, created_at: createdAt, updated_at: Math.max(createdAt, closedAt ?? 0), closed_at: closedAt,
+        repository_id: repositoryId,
+        number: r.number,
+        kind: 'issue',
+        title: r.title,
+        body: r.body,
+        state: r.state,
+        assignees: JSON.stringify(r.assignees),
+        author_id: authorId,
+        created_at: createdAt,
+        updated_at: Math.max(createdAt, closedAt ?? 0),
+        closed_at: closedAt,
       };
     });
     // Knex's types reject a column list here although it passes one through at run time.
@@ -78,7 +89,14 @@ async function database(kind: 'sqlite' | 'postgres', dir: string, serverUrl?: st
 async function measure(kind: 'sqlite' | 'postgres', serverUrl?: string): Promise<Figure> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-bench-bulk-'));
   const db = await database(kind, dir, serverUrl);
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: db.url,
+    LOG_LEVEL: 'silent',
+  });
   const server = await startServer(config, { workers: [] });
   try {
     const knex = server.services.db;
@@ -87,7 +105,9 @@ async function measure(kind: 'sqlite' | 'postgres', serverUrl?: string): Promise
     const bareRepo = await createRepository(knex, server.services.config, { org, name: 'bare' });
     const admin = await knex('users').where('login', 'admin').first('id');
     await knex('labels').insert(LABELS.map((name) => ({ repository_id: bareRepo.id, name })));
-    const labelIds = new Map<string, number>((await knex('labels').where('repository_id', bareRepo.id).select('id', 'name')).map((r: any) => [r.name, Number(r.id)]));
+    const labelIds = new Map<string, number>(
+      (await knex('labels').where('repository_id', bareRepo.id).select('id', 'name')).map((r: any) => [r.name, Number(r.id)]),
+    );
     const batches = Array.from({ length: REQUESTS }, (_, i) => records(i * PER_REQUEST));
     // The client's serialization is not the server's work: bodies are ready before the clock starts.
     const bodies = batches.map((issues) => JSON.stringify({ issues }));

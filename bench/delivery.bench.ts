@@ -37,8 +37,28 @@ const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABA
 
 /** A push-like payload of about 2 KB. */
 function payload(i: number) {
-  const commit = (k: number) => ({ id: randomBytes(20).toString('hex'), message: `Commit ${i}.${k}: fix the thing that was broken`, timestamp: new Date().toISOString(), url: `http://127.0.0.1/acme/app/commit/${k}`, distinct: true, author: { name: 'Ada Lovelace', email: 'ada@example.com' } });
-  return { event: 'push', ref: 'refs/heads/main', before: '0'.repeat(40), after: randomBytes(20).toString('hex'), created: false, deleted: false, forced: false, commits: [commit(1), commit(2), commit(3)], total_commits: 3, head_commit: commit(3), repository: { id: 1, name: 'app', full_name: 'acme/app', url: 'http://127.0.0.1/acme/app', visibility: 'private', default_branch: 'main' }, sender: { login: 'ada', type: 'User' } };
+  const commit = (k: number) => ({
+    id: randomBytes(20).toString('hex'),
+    message: `Commit ${i}.${k}: fix the thing that was broken`,
+    timestamp: new Date().toISOString(),
+    url: `http://127.0.0.1/acme/app/commit/${k}`,
+    distinct: true,
+    author: { name: 'Ada Lovelace', email: 'ada@example.com' },
+  });
+  return {
+    event: 'push',
+    ref: 'refs/heads/main',
+    before: '0'.repeat(40),
+    after: randomBytes(20).toString('hex'),
+    created: false,
+    deleted: false,
+    forced: false,
+    commits: [commit(1), commit(2), commit(3)],
+    total_commits: 3,
+    head_commit: commit(3),
+    repository: { id: 1, name: 'app', full_name: 'acme/app', url: 'http://127.0.0.1/acme/app', visibility: 'private', default_branch: 'main' },
+    sender: { login: 'ada', type: 'User' },
+  };
 }
 
 /** A receiver that answers 200 at once and tells when a request arrived. */
@@ -55,7 +75,14 @@ async function receiver(onRequest: (req: http.IncomingMessage, body: Buffer) => 
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, close: () => { server.closeAllConnections(); return new Promise((r) => server.close(r)); } };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
 }
 
 /** Bare undici: the same bodies POSTed with the same concurrency through one keep-alive Agent. */
@@ -63,13 +90,15 @@ async function bareRate(url: string, bodies: string[], concurrency: number): Pro
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < bodies.length) {
-      const body = bodies[next++];
-      const res = await request(url, { dispatcher: agent, method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      await res.body.text();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++];
+        const res = await request(url, { dispatcher: agent, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        await res.body.text();
+      }
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   await agent.close();
   return bodies.length / seconds;
@@ -97,7 +126,16 @@ async function freshDatabase(dir: string, server?: string) {
 const discard = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 async function wharf(dir: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: databaseUrl, WEBHOOK_ALLOWED_HOSTS: 'loopback', LOG_LEVEL: 'info', ...env });
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
   return startServer(config, { logDestination: process.env.BENCH_LOG ? process.stderr : discard() });
 }
 
@@ -111,7 +149,8 @@ async function repoWithHook(running: RunningServer, url: string): Promise<Reposi
   return repo;
 }
 
-const events = (repo: Repository, bodies: string[]): NewEvent[] => bodies.map((b) => ({ repositoryId: repo.id, type: 'push', ref: 'refs/heads/main', senderId: null, payload: JSON.parse(b) }));
+const events = (repo: Repository, bodies: string[]): NewEvent[] =>
+  bodies.map((b) => ({ repositoryId: repo.id, type: 'push', ref: 'refs/heads/main', senderId: null, payload: JSON.parse(b) }));
 
 /** Figure 1 on one database. */
 export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' | 'postgres') {
@@ -140,7 +179,10 @@ export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' 
     const started = new Map<string, number>();
     if (process.env.BENCH_COUNT_QUERIES) {
       db.on('query', (q: any) => started.set(q.__knexQueryUid, performance.now()));
-      db.on('query-response', (_r: any, q: any) => { const k = String(q.sql).replace(/\s+/g, ' ').slice(0, 40); counts.set(k, (counts.get(k) ?? 0) + performance.now() - started.get(q.__knexQueryUid)!); });
+      db.on('query-response', (_r: any, q: any) => {
+        const k = String(q.sql).replace(/\s+/g, ' ').slice(0, 40);
+        counts.set(k, (counts.get(k) ?? 0) + performance.now() - started.get(q.__knexQueryUid)!);
+      });
     }
     // Every delivery falls due at one moment, a second from now, and the clock starts then:
     // the update that sets it is not part of what is timed.
@@ -161,8 +203,29 @@ export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' 
     const wharfReceived = received;
     const after = await bareRate(rx.url, bodies, running.services.config.webhookConcurrency);
     const baseline = (before + after) / 2;
-    if (process.env.BENCH_COUNT_QUERIES) console.error([...counts].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => `${Math.round(v)} ms ${k}`), performance.now() - t0);
-    report({ figure: `deliveries_per_second_${dialect}`, value: Math.round(rate), unit: 'deliveries/s', baseline: Math.round(baseline), ratio: Number((rate / baseline).toFixed(3)), target: '≥ 0.5 of bare undici POSTs', met: rate / baseline >= 0.5 && wharfReceived === N, baseline_before: Math.round(before), baseline_after: Math.round(after), deliveries: N, concurrency: running.services.config.webhookConcurrency, received: wharfReceived, duplicates: wharfReceived - N });
+    if (process.env.BENCH_COUNT_QUERIES)
+      console.error(
+        [...counts]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 12)
+          .map(([k, v]) => `${Math.round(v)} ms ${k}`),
+        performance.now() - t0,
+      );
+    report({
+      figure: `deliveries_per_second_${dialect}`,
+      value: Math.round(rate),
+      unit: 'deliveries/s',
+      baseline: Math.round(baseline),
+      ratio: Number((rate / baseline).toFixed(3)),
+      target: '≥ 0.5 of bare undici POSTs',
+      met: rate / baseline >= 0.5 && wharfReceived === N,
+      baseline_before: Math.round(before),
+      baseline_after: Math.round(after),
+      deliveries: N,
+      concurrency: running.services.config.webhookConcurrency,
+      received: wharfReceived,
+      duplicates: wharfReceived - N,
+    });
   } finally {
     await running.stop();
     await rx.close();
@@ -188,7 +251,16 @@ export async function latency(report: (f: Figure) => void) {
     await setMembership(db, (await findOrg(db, 'demo'))!.id, user.id, 'member');
     const token = (await issueToken(db, user.id, 'bench')).token;
     const work = path.join(dir, 'work');
-    const env = { ...process.env, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.com', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.com' };
+    const env = {
+      ...process.env,
+      HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_AUTHOR_NAME: 'Ada',
+      GIT_AUTHOR_EMAIL: 'ada@example.com',
+      GIT_COMMITTER_NAME: 'Ada',
+      GIT_COMMITTER_EMAIL: 'ada@example.com',
+    };
     // Asynchronous: the server answering the push runs in this very process.
     const git = async (...args: string[]) => (await promisify(execFile)('git', ['-c', 'init.defaultBranch=main', ...args], { cwd: work, env })).stdout.trim();
     fs.mkdirSync(work);
@@ -214,8 +286,26 @@ export async function latency(report: (f: Figure) => void) {
     const p50 = percentile(samples, 50);
     const p99 = percentile(samples, 99);
     const note = 'from the recorded push event (outbox row, written just after the push returns) to arrival at the receiver; real git pushes over smart HTTP';
-    report({ figure: 'push_to_delivery_latency_p50', value: p50, unit: 'ms', target: '≤ 25 ms', met: p50 <= 25, pushes: PUSHES, note, git_push_start_to_arrival_p50_ms: percentile(withClient, 50) });
-    report({ figure: 'push_to_delivery_latency_p99', value: p99, unit: 'ms', target: '≤ 100 ms', met: p99 <= 100, pushes: PUSHES, note, git_push_start_to_arrival_p99_ms: percentile(withClient, 99) });
+    report({
+      figure: 'push_to_delivery_latency_p50',
+      value: p50,
+      unit: 'ms',
+      target: '≤ 25 ms',
+      met: p50 <= 25,
+      pushes: PUSHES,
+      note,
+      git_push_start_to_arrival_p50_ms: percentile(withClient, 50),
+    });
+    report({
+      figure: 'push_to_delivery_latency_p99',
+      value: p99,
+      unit: 'ms',
+      target: '≤ 100 ms',
+      met: p99 <= 100,
+      pushes: PUSHES,
+      note,
+      git_push_start_to_arrival_p99_ms: percentile(withClient, 99),
+    });
   } finally {
     await running.stop();
     await rx.close();
@@ -237,7 +327,19 @@ export async function memory(report: (f: Figure) => void) {
   for (let i = 0; i < PENDING; i += 5000) await db.transaction((trx) => recordEvents(trx, events(repo, Array(5000).fill(body))));
   await db.destroy();
   const bin = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'wharf.js');
-  const child = spawn(process.execPath, [bin, 'serve'], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: databaseUrl, WEBHOOK_ALLOWED_HOSTS: 'loopback', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: path.join(dir, 'data'),
+      REPOS_DIR: path.join(dir, 'repos'),
+      DATABASE_URL: databaseUrl,
+      WEBHOOK_ALLOWED_HOSTS: 'loopback',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
   let peak = 0;
   try {
     for (let i = 0; i < 40; i++) {
@@ -251,7 +353,15 @@ export async function memory(report: (f: Figure) => void) {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   const mb = Math.round(peak / 1024 / 1024);
-  report({ figure: 'rss_with_100k_pending_deliveries', value: mb, unit: 'MB', target: '≤ 300 MB', met: mb <= 300, pending: PENDING, note: 'peak VmRSS of `wharf serve` over 10 s while it works through the backlog (64 in flight)' });
+  report({
+    figure: 'rss_with_100k_pending_deliveries',
+    value: mb,
+    unit: 'MB',
+    target: '≤ 300 MB',
+    met: mb <= 300,
+    pending: PENDING,
+    note: 'peak VmRSS of `wharf serve` over 10 s while it works through the backlog (64 in flight)',
+  });
 }
 
 const bench: Bench = async (report) => {

@@ -13,7 +13,11 @@ const BLOB_BYTES = 10 * 1024; // random, so the pack stays ~50 MB
 export function timedGit(args: string[], cwd: string, input?: (stdin: NodeJS.WritableStream) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn('git', args, { cwd, env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' }, stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn('git', args, {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' },
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-2000)));
     if (input) input(child.stdin);

@@ -46,7 +46,10 @@ const bench: Bench = async (report) => {
       clone.file.push(await timedGit(['clone', '-q', `file://${base}`, path.join(dir, `clone-file-${run}`)], dir));
       clone.wharf.push(await timedGit(['clone', '-q', wharfUrl(`bench-${run}`), path.join(dir, `clone-wharf-${run}`)], dir));
     }
-    for (const [name, times] of [['git push --mirror', push], ['git clone', clone]] as const) {
+    for (const [name, times] of [
+      ['git push --mirror', push],
+      ['git clone', clone],
+    ] as const) {
       const value = median(times.wharf);
       const baseline = median(times.file);
       const ratio = Math.round((value / baseline) * 100) / 100;

@@ -23,8 +23,19 @@ const bench: Bench = async (report) => {
   const port = await freePort();
   // The daemon program itself, not the `git daemon` wrapper: killing the wrapper would orphan it.
   const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim();
-  const daemon = spawn(path.join(execPath, 'git-daemon'), ['--export-all', `--base-path=${served}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, served], { stdio: 'ignore' });
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), LOG_LEVEL: 'info', IMPORT_ALLOWED_HOSTS: 'loopback' });
+  const daemon = spawn(
+    path.join(execPath, 'git-daemon'),
+    ['--export-all', `--base-path=${served}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, served],
+    { stdio: 'ignore' },
+  );
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    LOG_LEVEL: 'info',
+    IMPORT_ALLOWED_HOSTS: 'loopback',
+  });
   // The runner logs one line when a job ends, right after its result commits: the bench
   // learns of it there instead of polling the API, so no polling load is measured.
   const ended = new Map<number, (line: any) => void>();
@@ -45,13 +56,23 @@ const bench: Bench = async (report) => {
   try {
     const url = `git://127.0.0.1:${port}/src.git`;
     for (let i = 0; i < 100; i++) {
-      if (await timedGit(['ls-remote', url], dir).then(() => true, () => false)) break;
+      if (
+        await timedGit(['ls-remote', url], dir).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const headers = { authorization: `Bearer ${running.bootstrap!.token}`, 'content-type': 'application/json' };
     const importOnce = async (name: string) => {
       const started = performance.now();
-      const res = await fetch(`${running.url}/api/v1/repos/import`, { method: 'POST', headers, body: JSON.stringify({ source_url: url, target_org: 'demo', name }) });
+      const res = await fetch(`${running.url}/api/v1/repos/import`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ source_url: url, target_org: 'demo', name }),
+      });
       const job: any = await res.json();
       if (res.status !== 202) throw new Error(`import: ${res.status} ${JSON.stringify(job)}`);
       const line = early.get(job.id) ?? (await new Promise<any>((resolve) => ended.set(job.id, resolve)));

@@ -43,7 +43,14 @@ const bench: Bench = async (report) => {
       signal: new AbortController().signal,
     });
     const growth = (peak - before) / 1024 / 1024;
-    report({ figure: 'rss growth reading a 200 MiB LFS batch answer', value: Math.round(growth), unit: 'MiB', target: '< 64 MiB (the answer is dropped at its 16 MiB cap)', met: growth < 64, error: missing[0]?.error });
+    report({
+      figure: 'rss growth reading a 200 MiB LFS batch answer',
+      value: Math.round(growth),
+      unit: 'MiB',
+      target: '< 64 MiB (the answer is dropped at its 16 MiB cap)',
+      met: growth < 64,
+      error: missing[0]?.error,
+    });
   } finally {
     clearInterval(sampler);
     server.closeAllConnections();

@@ -17,10 +17,40 @@ const bench: Bench = async (report) => {
     const perKill = f.duplicate2xx / KILLS;
     const repeatsPerKill = f.repeats / KILLS;
     const base = { deliveries: f.deliveries, kills: f.kills, concurrency: f.concurrency, dialect: f.dialect, seconds: f.seconds };
-    report({ figure: `storm_duplicate_2xx_per_kill_${f.dialect}`, value: perKill, unit: 'duplicates', target: `≤ ${CONCURRENCY} (WEBHOOK_CONCURRENCY)`, met: perKill <= CONCURRENCY, ...base, duplicate_2xx: f.duplicate2xx });
-    report({ figure: `storm_repeated_attempts_per_kill_${f.dialect}`, value: repeatsPerKill, unit: 'attempts', target: `≤ ${CONCURRENCY}`, met: repeatsPerKill <= CONCURRENCY, ...base, repeats: f.repeats });
+    report({
+      figure: `storm_duplicate_2xx_per_kill_${f.dialect}`,
+      value: perKill,
+      unit: 'duplicates',
+      target: `≤ ${CONCURRENCY} (WEBHOOK_CONCURRENCY)`,
+      met: perKill <= CONCURRENCY,
+      ...base,
+      duplicate_2xx: f.duplicate2xx,
+    });
+    report({
+      figure: `storm_repeated_attempts_per_kill_${f.dialect}`,
+      value: repeatsPerKill,
+      unit: 'attempts',
+      target: `≤ ${CONCURRENCY}`,
+      met: repeatsPerKill <= CONCURRENCY,
+      ...base,
+      repeats: f.repeats,
+    });
     const wrong = f.lost + f.misnumbered + f.failedShort + f.misrecorded;
-    report({ figure: `storm_lost_or_misscheduled_${f.dialect}`, value: wrong, unit: 'deliveries', target: '0', met: wrong === 0, ...base, lost: f.lost, misnumbered: f.misnumbered, failed_short: f.failedShort, misrecorded: f.misrecorded, succeeded: f.succeeded, failed: f.failed, requests: f.requests });
+    report({
+      figure: `storm_lost_or_misscheduled_${f.dialect}`,
+      value: wrong,
+      unit: 'deliveries',
+      target: '0',
+      met: wrong === 0,
+      ...base,
+      lost: f.lost,
+      misnumbered: f.misnumbered,
+      failed_short: f.failedShort,
+      misrecorded: f.misrecorded,
+      succeeded: f.succeeded,
+      failed: f.failed,
+      requests: f.requests,
+    });
   } finally {
     for (const fn of teardowns.reverse()) await fn();
   }

@@ -21,7 +21,10 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex('deliveries').where('status', 'pending').whereNotNull('lease_owner').update({ attempts: knex.raw('attempts + 1') });
+  await knex('deliveries')
+    .where('status', 'pending')
+    .whereNotNull('lease_owner')
+    .update({ attempts: knex.raw('attempts + 1') });
   await knex.schema.alterTable('deliveries', (t) => {
     t.dropColumn('claims');
   });

@@ -14,7 +14,12 @@ child.stdout.on('data', (chunk) => {
 });
 child.on('close', (code, signal) => {
   // tap's summary line looks like "# { total: 12, pass: 11, fail: 1 }".
-  const summary = /#\s*\{([^}]*)\}\s*$/m.exec(tail.split('\n').filter((l) => l.includes('total:')).pop() ?? '');
+  const summary = /#\s*\{([^}]*)\}\s*$/m.exec(
+    tail
+      .split('\n')
+      .filter((l) => l.includes('total:'))
+      .pop() ?? '',
+  );
   const count = (name) => Number(new RegExp(`${name}:\\s*(\\d+)`).exec(summary?.[1] ?? '')?.[1] ?? 0);
   const failed = count('fail') + (code !== 0 && count('fail') === 0 ? 1 : 0);
   process.stdout.write(`${count('pass')} passed, ${failed} failed\n`);

@@ -64,7 +64,10 @@ export interface RateLimits {
 
 /** Raised when an environment variable holds a value Wharf cannot use. Stops start-up (one line naming the variable); never reaches a request. */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`${variable}: ${problem}`);
   }
 }
@@ -72,7 +75,10 @@ export class ConfigError extends Error {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function list(value: string): string[] {
-  return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function integer(name: string, value: string, min: number, max: number): number {
@@ -111,7 +117,10 @@ function rateLimits(value: string): RateLimits | null {
     const durationMs = m ? parseDuration(m[2]) : undefined;
     // The window is counted in whole seconds; a request quota of 0 would refuse everything.
     if (!m || Number(m[1]) < 1 || durationMs === undefined || durationMs < 1000 || durationMs % 1000 !== 0 || durationMs > 366 * 86_400_000) {
-      throw new ConfigError('RATE_LIMIT', `expected off or <requests>/<window>[,<requests>/<window>] for token,anonymous (e.g. 5000/1h,1000/1h), got "${value}"`);
+      throw new ConfigError(
+        'RATE_LIMIT',
+        `expected off or <requests>/<window>[,<requests>/<window>] for token,anonymous (e.g. 5000/1h,1000/1h), got "${value}"`,
+      );
     }
     return { points: Number(m[1]), durationMs };
   });

@@ -6,7 +6,12 @@ import { ID, TIME } from './schemas.ts';
 
 const TARGET_TYPE = { type: 'string', enum: ['issue', 'pull_request', 'commit'] } as const;
 // A number for issues and pull requests, a full sha for commits; the pairing is checked against the repository.
-const TARGET_ID = { anyOf: [{ type: 'integer', minimum: 1, maximum: MAX_INT }, { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' }] } as const;
+const TARGET_ID = {
+  anyOf: [
+    { type: 'integer', minimum: 1, maximum: MAX_INT },
+    { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' },
+  ],
+} as const;
 
 const NewAgentAction = {
   type: 'object',

@@ -16,14 +16,32 @@ const HistoryQuery = {
   properties: {
     status: { type: 'string', enum: ['success', 'failed', 'pending'] },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
-    cursor: { type: 'string', description: 'From the previous page\'s `next_cursor`.' },
+    cursor: { type: 'string', description: "From the previous page's `next_cursor`." },
   },
 } as const;
 
 const DeliverySchema = named('Delivery', {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'guid', 'webhook_id', 'event', 'action', 'status', 'result', 'status_code', 'error', 'attempts', 'next_attempt_at', 'timestamp', 'duration_ms', 'redelivery', 'redelivery_of', 'created_at', 'url'],
+  required: [
+    'id',
+    'guid',
+    'webhook_id',
+    'event',
+    'action',
+    'status',
+    'result',
+    'status_code',
+    'error',
+    'attempts',
+    'next_attempt_at',
+    'timestamp',
+    'duration_ms',
+    'redelivery',
+    'redelivery_of',
+    'created_at',
+    'url',
+  ],
   properties: {
     id: ID,
     guid: { type: 'string', format: 'uuid', description: 'The `X-Service-Delivery` header: the same on every attempt and redelivery.' },
@@ -66,7 +84,10 @@ const DeliveryDetailSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['headers', 'body'],
-      properties: { headers: { anyOf: [HEADERS, { type: 'null' }] }, body: { ...TEXT_OR_NULL, description: 'The exact body sent (null once its event is gone).' } },
+      properties: {
+        headers: { anyOf: [HEADERS, { type: 'null' }] },
+        body: { ...TEXT_OR_NULL, description: 'The exact body sent (null once its event is gone).' },
+      },
     },
     response: {
       anyOf: [
@@ -161,7 +182,7 @@ export const deliveryRoutes: Route[] = [
     id: 'listDeliveries',
     method: 'get',
     path: '/webhooks/{id}/deliveries',
-    summary: 'A webhook\'s deliveries, newest first, with counts by status',
+    summary: "A webhook's deliveries, newest first, with counts by status",
     params: idParams('id'),
     query: HistoryQuery,
     queryCheck: cursorProblems,
@@ -193,7 +214,13 @@ export const deliveryRoutes: Route[] = [
       const last = attempts[attempts.length - 1];
       ctx.body = {
         ...presentDelivery(config.baseUrl, delivery),
-        attempts_log: attempts.map((a) => ({ attempt: a.attempt, timestamp: iso(a.started_at), status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
+        attempts_log: attempts.map((a) => ({
+          attempt: a.attempt,
+          timestamp: iso(a.started_at),
+          status_code: a.status_code,
+          error: a.error,
+          duration_ms: a.duration_ms,
+        })),
         request: { headers: last?.request_headers ?? null, body: await bodyOf(db, delivery.id) },
         response: last ? { status: last.status_code, headers: last.response_headers, body: last.response_body } : null,
       };

@@ -9,4 +9,3 @@ export { MAX_INT };
 export function text<const Min extends number, const Max extends number>(minLength: Min, maxLength: Max) {
   return { type: 'string', minLength, maxLength, pattern: '^[^\\u0000]*$' } as const;
 }
-

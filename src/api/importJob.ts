@@ -22,7 +22,12 @@ export const ImportJobSchema = named('ImportJob', {
       required: ['phase', 'percent', 'objects_received', 'bytes_received'],
       properties: {
         phase: { type: 'string' },
-        percent: { type: ['number', 'null'], minimum: 0, maximum: 100, description: 'One figure for the whole job that never goes back; null until the first.' },
+        percent: {
+          type: ['number', 'null'],
+          minimum: 0,
+          maximum: 100,
+          description: 'One figure for the whole job that never goes back; null until the first.',
+        },
         objects_received: INT_OR_NULL,
         bytes_received: INT_OR_NULL,
       },
@@ -50,7 +55,11 @@ export const ImportJobSchema = named('ImportJob', {
             type: 'object',
             additionalProperties: false,
             required: ['oid', 'size', 'error'],
-            properties: { oid: { type: 'string', pattern: '^[0-9a-f]{64}$' }, size: COUNT, error: { type: 'string', description: 'Why the source could not give it.' } },
+            properties: {
+              oid: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+              size: COUNT,
+              error: { type: 'string', description: 'Why the source could not give it.' },
+            },
           },
         },
       },

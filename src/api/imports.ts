@@ -28,7 +28,7 @@ const NewImport = {
 const ImportListQuery = {
   type: 'object',
   properties: {
-    org: { type: 'string', description: 'Only this organization\'s jobs (its owners only).' },
+    org: { type: 'string', description: "Only this organization's jobs (its owners only)." },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
     cursor: { type: 'integer', minimum: 1, maximum: 9_999_999_999_999, description: 'From the previous page\'s `Link: rel="next"`.' },
   },
@@ -58,7 +58,15 @@ async function loadJob(params: { id: number }, ctx: Context, services: Services)
 // A path that is not a job id goes on to /repos/{org}/{repo}, so an organization named "import" keeps its repositories.
 const notAnId = (raw: Record<string, string>) => !/^\d+$/.test(raw.id);
 
-const oneJob = { tag: 'imports', access: 'token', path: '/repos/import/{id}', params: JOB_PARAMS, notFound: 'Import not found', passes: notAnId, load: loadJob } as const;
+const oneJob = {
+  tag: 'imports',
+  access: 'token',
+  path: '/repos/import/{id}',
+  params: JOB_PARAMS,
+  notFound: 'Import not found',
+  passes: notAnId,
+  load: loadJob,
+} as const;
 
 /** Repository import jobs (SPEC §8.1): create, list, show, cancel. Organization owners only. */
 export const importRoutes: Route[] = [

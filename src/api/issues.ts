@@ -41,7 +41,7 @@ export const IssueSchema = named('Issue', {
     state: { type: 'string', enum: ['open', 'closed'] },
     labels: { type: 'array', items: { type: 'string' } },
     assignees: { type: 'array', items: { type: 'string' } },
-    user: { ...TEXT_OR_NULL, description: 'The author\'s login (null once the account is gone, or for imported issues without one).' },
+    user: { ...TEXT_OR_NULL, description: "The author's login (null once the account is gone, or for imported issues without one)." },
     url: { type: 'string', format: 'uri' },
     created_at: TIME,
     updated_at: TIME,
@@ -102,7 +102,11 @@ export const issueRoutes: Route[] = [
     headers: { 200: ['Link'] },
     handler: async ({ query }, ctx, { db, config }) => {
       const issues = await listIssues(db, ctx.state.repo, { kind: 'issue', ...listOptions(query) });
-      setNextLink(ctx, query, issues.map((i) => i.number));
+      setNextLink(
+        ctx,
+        query,
+        issues.map((i) => i.number),
+      );
       ctx.body = issues.map((i) => presentIssue(config, ctx.state.repo, i));
     },
   }),

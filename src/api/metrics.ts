@@ -17,7 +17,13 @@ async function groupCounts(db: Db, table: string): Promise<Map<string, number>> 
 }
 
 /** A gauge whose samples are read from the database at each scrape, so they hold across processes. */
-function databaseGauge<L extends string>(registry: Registry, name: string, help: string, labelNames: L[], read: (set: (labels: Partial<Record<L, string>>, n: number) => void) => Promise<void>) {
+function databaseGauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: L[],
+  read: (set: (labels: Partial<Record<L, string>>, n: number) => void) => Promise<void>,
+) {
   return new Gauge<L>({
     name,
     help,
@@ -45,15 +51,27 @@ function databaseFamilies(services: Services): void {
     databaseGauge(registry, 'wharf_imports', 'Repository imports, by status.', ['status'], async (set) => {
       for (const [status, n] of await groupCounts(db, 'import_jobs')) set({ status }, n);
     });
-    databaseGauge(registry, 'wharf_parked', 'Work parked after repeated node deaths or a failure of its own; never retried by itself.', ['kind'], async (set) => {
-      set({ kind: 'import' }, await parkedImports(db));
-      set({ kind: 'delivery' }, await parkedDeliveries(db));
-      set({ kind: 'push_record' }, await parkedPushRecords(db));
-    });
-    databaseGauge(registry, 'wharf_push_records', 'Pushes whose events are not recorded yet, by state (failing: failed at least once; parked: never tried again by itself).', ['state'], async (set) => {
-      const pending = await pendingPushRecords(db);
-      for (const state of ['waiting', 'failing', 'parked'] as const) set({ state }, pending[state]);
-    });
+    databaseGauge(
+      registry,
+      'wharf_parked',
+      'Work parked after repeated node deaths or a failure of its own; never retried by itself.',
+      ['kind'],
+      async (set) => {
+        set({ kind: 'import' }, await parkedImports(db));
+        set({ kind: 'delivery' }, await parkedDeliveries(db));
+        set({ kind: 'push_record' }, await parkedPushRecords(db));
+      },
+    );
+    databaseGauge(
+      registry,
+      'wharf_push_records',
+      'Pushes whose events are not recorded yet, by state (failing: failed at least once; parked: never tried again by itself).',
+      ['state'],
+      async (set) => {
+        const pending = await pendingPushRecords(db);
+        for (const state of ['waiting', 'failing', 'parked'] as const) set({ state }, pending[state]);
+      },
+    );
     return true;
   });
 }

@@ -50,7 +50,12 @@ function refOrInline(schema: unknown, components: Map<string, unknown>): unknown
 function parameters(r: Route, components: Map<string, unknown>): Json[] {
   const pathProps = (r.params as { properties?: Json } | undefined)?.properties ?? {};
   const queryProps = (r.query as { properties?: Json } | undefined)?.properties ?? {};
-  const inPath = [...r.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: refOrInline(pathProps[name] ?? { type: 'string' }, components) }));
+  const inPath = [...r.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: refOrInline(pathProps[name] ?? { type: 'string' }, components),
+  }));
   const inQuery = Object.entries(queryProps).map(([name, schema]) => {
     const { description, ...rest } = schema as Json;
     return { name, in: 'query', required: false, ...(description ? { description } : {}), schema: refOrInline(rest, components) };
@@ -141,7 +146,13 @@ export function openApiDocument(routes: readonly Route[]): Json {
 const OpenApiSchema = {
   type: 'object',
   required: ['openapi', 'info', 'paths', 'webhooks', 'components'],
-  properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' }, webhooks: { type: 'object' }, components: { type: 'object' } },
+  properties: {
+    openapi: { type: 'string', const: '3.1.0' },
+    info: { type: 'object' },
+    paths: { type: 'object' },
+    webhooks: { type: 'object' },
+    components: { type: 'object' },
+  },
 } as const satisfies JSONSchema;
 
 /** GET /openapi.json: this document, built once from `routes()` (the registry, which holds this route too). */

@@ -28,7 +28,12 @@ const NewRepo = {
     // git's branch name rules (check-ref-format) within a safe alphabet: no leading '-', no
     // '..' or '//', no leading, trailing or repeated '/', no component starting with '.'
     // or ending with '.lock', no trailing '.'.
-    default_branch: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$' },
+    default_branch: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$',
+    },
   },
 } as const;
 
@@ -105,7 +110,13 @@ export const orgRoutes: Route[] = [
       const org = ctx.state.org;
       checkName(body.name);
       if (await findRepository(db, org.name, body.name)) throw conflict(`Repository ${org.name}/${body.name} already exists`);
-      const repo = await createRepository(db, config, { org, name: body.name, visibility: body.visibility, description: body.description, defaultBranch: body.default_branch });
+      const repo = await createRepository(db, config, {
+        org,
+        name: body.name,
+        visibility: body.visibility,
+        description: body.description,
+        defaultBranch: body.default_branch,
+      });
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${org.name}/${repo.name}`);
       ctx.body = presentRepository(config, repo);

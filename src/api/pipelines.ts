@@ -24,14 +24,32 @@ const PipelineSchema = named('Pipeline', {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'name', 'ref', 'sha', 'status', 'url', 'created_at', 'updated_at'],
-  properties: { id: ID, name: { type: 'string' }, ref: { type: 'string' }, sha: SHA, status, url: { type: 'string', format: 'uri' }, created_at: TIME, updated_at: TIME },
+  properties: {
+    id: ID,
+    name: { type: 'string' },
+    ref: { type: 'string' },
+    sha: SHA,
+    status,
+    url: { type: 'string', format: 'uri' },
+    created_at: TIME,
+    updated_at: TIME,
+  },
 } as const);
 
 const PIPELINE_PARAMS = repoParams('id');
 
 /** The API form of a pipeline. */
 function presentPipeline(config: Config, repo: Repository, p: Pipeline) {
-  return { id: p.id, name: p.name, ref: p.ref, sha: p.sha, status: p.status, url: repoUrl(config, repo, 'pipelines', p.id), created_at: iso(p.created_at), updated_at: iso(p.updated_at) };
+  return {
+    id: p.id,
+    name: p.name,
+    ref: p.ref,
+    sha: p.sha,
+    status: p.status,
+    url: repoUrl(config, repo, 'pipelines', p.id),
+    created_at: iso(p.created_at),
+    updated_at: iso(p.updated_at),
+  };
 }
 
 /** CI pipelines reported by outside systems (SPEC §6 producer of `pipeline`). */
@@ -73,7 +91,7 @@ export const pipelineRoutes: Route[] = [
     id: 'setPipelineStatus',
     method: 'patch',
     path: '/repos/{org}/{repo}/pipelines/{id}',
-    summary: 'Change a pipeline run\'s status',
+    summary: "Change a pipeline run's status",
     tag: 'pipelines',
     access: 'repo:write',
     params: PIPELINE_PARAMS,

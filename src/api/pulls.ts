@@ -30,7 +30,10 @@ const PullPatch = {
 const Merge = {
   type: 'object',
   additionalProperties: false,
-  properties: { sha: { ...SHA, description: 'The head the caller reviewed: the merge is refused (409) if the branch moved since.' }, merge_method: { type: 'string', enum: ['merge'] } },
+  properties: {
+    sha: { ...SHA, description: 'The head the caller reviewed: the merge is refused (409) if the branch moved since.' },
+    merge_method: { type: 'string', enum: ['merge'] },
+  },
 } as const;
 
 const branchTip = { type: 'object', additionalProperties: false, required: ['ref', 'sha'], properties: { ref: { type: 'string' }, sha: SHA } } as const;
@@ -38,7 +41,23 @@ const branchTip = { type: 'object', additionalProperties: false, required: ['ref
 const PullSchema = named('PullRequest', {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'number', 'title', 'body', 'state', 'merged', 'merged_at', 'merge_commit_sha', 'head', 'base', 'user', 'url', 'created_at', 'updated_at', 'closed_at'],
+  required: [
+    'id',
+    'number',
+    'title',
+    'body',
+    'state',
+    'merged',
+    'merged_at',
+    'merge_commit_sha',
+    'head',
+    'base',
+    'user',
+    'url',
+    'created_at',
+    'updated_at',
+    'closed_at',
+  ],
   properties: {
     id: ID,
     number: ID,
@@ -122,7 +141,11 @@ export const pullRoutes: Route[] = [
     headers: { 200: ['Link'] },
     handler: async ({ query }, ctx, { db, config }) => {
       const pulls = await listPulls(db, ctx.state.repo, listOptions(query));
-      setNextLink(ctx, query, pulls.map((p) => p.number));
+      setNextLink(
+        ctx,
+        query,
+        pulls.map((p) => p.number),
+      );
       ctx.body = pulls.map((p) => presentPull(config, ctx.state.repo, p));
     },
   }),

@@ -15,9 +15,9 @@ export const ACCESS = {
   public: 'No token needed.',
   token: 'Any valid token.',
   'repo:read': 'A token that can read the repository (any for a public one; a member of its organization otherwise).',
-  'repo:write': 'A member of the repository\'s organization.',
-  'repo:admin': 'An owner of the repository\'s organization.',
-  'webhook:admin': 'An owner of the organization of the webhook\'s repository.',
+  'repo:write': "A member of the repository's organization.",
+  'repo:admin': "An owner of the repository's organization.",
+  'webhook:admin': "An owner of the organization of the webhook's repository.",
   'org:read': 'Any valid token; the organization must exist.',
   'org:member': 'A member of the organization.',
   'org:owner': 'An owner of the organization.',
@@ -99,9 +99,11 @@ export interface Compiled {
 }
 
 /** Declares a route, compiling its schemas; the handler's input types come from them. */
-export function route<const P extends JSONSchema | undefined = undefined, const Q extends JSONSchema | undefined = undefined, const B extends JSONSchema | undefined = undefined>(
-  spec: RouteSpec<P, Q, B>,
-): Route {
+export function route<
+  const P extends JSONSchema | undefined = undefined,
+  const Q extends JSONSchema | undefined = undefined,
+  const B extends JSONSchema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): Route {
   const r = spec as unknown as Omit<Route, 'compiled'>;
   const compiled: Compiled = {
     params: r.params === undefined ? undefined : compileStrings(r.params),

@@ -50,7 +50,11 @@ const PATH_NAME = { type: 'string' } as const;
 
 /** The path parameters of a repository route: org, repo and, when named, a number or id. */
 export function repoParams<const K extends string>(key: K) {
-  return { type: 'object', required: ['org', 'repo', key], properties: { org: PATH_NAME, repo: PATH_NAME, [key]: ID } as { org: typeof PATH_NAME; repo: typeof PATH_NAME } & { [P in K]: typeof ID } } as const;
+  return {
+    type: 'object',
+    required: ['org', 'repo', key],
+    properties: { org: PATH_NAME, repo: PATH_NAME, [key]: ID } as { org: typeof PATH_NAME; repo: typeof PATH_NAME } & { [P in K]: typeof ID },
+  } as const;
 }
 
 /** The path parameters of a route naming one id. */

@@ -44,7 +44,20 @@ const webhookProperties = {
   deliveries_url: { type: 'string', format: 'uri' },
   ping_url: { type: 'string', format: 'uri' },
 } as const;
-const webhookRequired = ['id', 'url', 'content_type', 'events', 'active', 'branch_filter', 'created_at', 'updated_at', 'has_secret', 'last_delivery', 'deliveries_url', 'ping_url'] as const;
+const webhookRequired = [
+  'id',
+  'url',
+  'content_type',
+  'events',
+  'active',
+  'branch_filter',
+  'created_at',
+  'updated_at',
+  'has_secret',
+  'last_delivery',
+  'deliveries_url',
+  'ping_url',
+] as const;
 
 /** The API form of a webhook (SPEC §5.1): never its secret. */
 const WebhookSchema = named('Webhook', { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookProperties } as const);
@@ -73,7 +86,12 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     updated_at: iso(hook.updated_at),
     has_secret: true,
     last_delivery: last
-      ? { id: last.id, result: last.status === 'success' ? 'Success' : last.status === 'failed' ? 'Failed' : null, status_code: last.status_code, timestamp: iso(last.last_attempt_at) }
+      ? {
+          id: last.id,
+          result: last.status === 'success' ? 'Success' : last.status === 'failed' ? 'Failed' : null,
+          status_code: last.status_code,
+          timestamp: iso(last.last_attempt_at),
+        }
       : null,
     deliveries_url: `${base}/deliveries`,
     ping_url: `${base}/ping`,
@@ -107,7 +125,10 @@ async function hookOfRepo(params: { id: number }, ctx: Context, { db }: Services
 
 /** The API forms of webhooks, each with its last delivery. */
 async function present({ db, config }: Services, hooks: Webhook[]) {
-  const last = await lastDeliveries(db, hooks.map((h) => h.id));
+  const last = await lastDeliveries(
+    db,
+    hooks.map((h) => h.id),
+  );
   return hooks.map((h) => presentWebhook(config, h, last.get(h.id)));
 }
 

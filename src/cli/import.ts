@@ -64,43 +64,57 @@ export function importCommand(program: Command, run: RunWrapper) {
     .option('--password-stdin', 'read the source password or token from stdin', false)
     .option('--lfs-url <url>', "the source's LFS endpoint, when the one guessed from the URL is wrong")
     .option('--allow-missing-lfs', 'exit 0 even when LFS objects are missing at the source', false)
-    .action((sourceUrl: string, target: { org: string; name: string }, opts: { visibility: string; username?: string; passwordStdin: boolean; lfsUrl?: string; allowMissingLfs: boolean }) =>
-      run(async () => {
-        const config = loadConfig();
-        const password = opts.passwordStdin ? await readStdin() : undefined;
-        const db = connect(config.databaseUrl);
-        const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
-        const runner = createImportRunner(services);
-        try {
-          await migrate(db);
-          // The runner reads services.config when a job runs: it gets the checked key.
-          services.config = await openSecrets(config, db);
-          const org = await findOrg(db, target.org);
-          if (!org) throw new CliError(`no organization named ${target.org}`);
-          // A refused request reaches main(), which prints it in one line (exit 2 for bad input, 1 for a conflict).
-          let job: ImportJob = await createImportJob(db, services.config, org, null, { source_url: sourceUrl, name: target.name, visibility: opts.visibility, auth_username: opts.username, auth_password: password, lfs_url: opts.lfsUrl });
-          process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
-          const interrupted = () => void cancelImportJob(db, services.config, job).then(() => services.signals.emit('import-cancel', job.id));
-          process.once('SIGINT', interrupted);
-          await runner.start();
-          job = await follow(db, job.id);
-          process.off('SIGINT', interrupted);
-          if (job.status !== 'succeeded') {
-            process.stderr.write(`wharf: import ${job.status}${job.error ? `: ${job.error}` : ''}\n`);
-            return EXIT.failure;
+    .action(
+      (
+        sourceUrl: string,
+        target: { org: string; name: string },
+        opts: { visibility: string; username?: string; passwordStdin: boolean; lfsUrl?: string; allowMissingLfs: boolean },
+      ) =>
+        run(async () => {
+          const config = loadConfig();
+          const password = opts.passwordStdin ? await readStdin() : undefined;
+          const db = connect(config.databaseUrl);
+          const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
+          const runner = createImportRunner(services);
+          try {
+            await migrate(db);
+            // The runner reads services.config when a job runs: it gets the checked key.
+            services.config = await openSecrets(config, db);
+            const org = await findOrg(db, target.org);
+            if (!org) throw new CliError(`no organization named ${target.org}`);
+            // A refused request reaches main(), which prints it in one line (exit 2 for bad input, 1 for a conflict).
+            let job: ImportJob = await createImportJob(db, services.config, org, null, {
+              source_url: sourceUrl,
+              name: target.name,
+              visibility: opts.visibility,
+              auth_username: opts.username,
+              auth_password: password,
+              lfs_url: opts.lfsUrl,
+            });
+            process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
+            const interrupted = () => void cancelImportJob(db, services.config, job).then(() => services.signals.emit('import-cancel', job.id));
+            process.once('SIGINT', interrupted);
+            await runner.start();
+            job = await follow(db, job.id);
+            process.off('SIGINT', interrupted);
+            if (job.status !== 'succeeded') {
+              process.stderr.write(`wharf: import ${job.status}${job.error ? `: ${job.error}` : ''}\n`);
+              return EXIT.failure;
+            }
+            const result: ImportResult = JSON.parse(job.result!);
+            process.stdout.write(resultText(`${target.org}/${target.name}`, result));
+            if (result.missing_lfs_objects.length && !opts.allowMissingLfs) {
+              process.stderr.write(
+                `wharf: ${result.missing_lfs_objects.length} LFS objects missing at the source (the repository was imported; --allow-missing-lfs accepts this)\n`,
+              );
+              return EXIT.failure;
+            }
+            return EXIT.ok;
+          } finally {
+            await runner.stop();
+            await db.destroy();
           }
-          const result: ImportResult = JSON.parse(job.result!);
-          process.stdout.write(resultText(`${target.org}/${target.name}`, result));
-          if (result.missing_lfs_objects.length && !opts.allowMissingLfs) {
-            process.stderr.write(`wharf: ${result.missing_lfs_objects.length} LFS objects missing at the source (the repository was imported; --allow-missing-lfs accepts this)\n`);
-            return EXIT.failure;
-          }
-          return EXIT.ok;
-        } finally {
-          await runner.stop();
-          await db.destroy();
-        }
-      })(),
+        })(),
     );
 }
 

@@ -11,7 +11,6 @@ import { classify } from '../http/classify.ts';
 
 export { CliError, EXIT, type RunWrapper } from './common.ts';
 
-
 /** Runs the wharf CLI with arguments; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('wharf').version(version).description('Wharf: Git hosting with webhooks and imports');
@@ -47,7 +46,6 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failure;
   }
 }
-
 
 /** One line for a refusal by the domain: bad input names each field (exit 2); anything else is its message (exit 1). */
 function failureLine(err: WharfError): number {

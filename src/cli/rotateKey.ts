@@ -62,7 +62,9 @@ export function rotateKeyCommand(program: Command, run: RunWrapper) {
             throw err;
           }
           if (current.inDataDir) await commitKeyFile(config.dataDir);
-          const summary = Object.entries(counts).map(([column, n]) => `${n} ${column}`).join(', ');
+          const summary = Object.entries(counts)
+            .map(([column, n]) => `${n} ${column}`)
+            .join(', ');
           process.stderr.write(`Re-encrypted ${summary} with key id ${keyId(next.key)} (was ${keyId(current.key)}).\n`);
           if (current.inDataDir) {
             process.stderr.write(

@@ -38,8 +38,26 @@ export function attemptMaker(o: {
   /** The result that parks `c`: its attempt failed with PARKED_ERROR, the delivery failed for good. */
   function parked(c: Claimed): AttemptResult {
     const now = Date.now();
-    o.log.error({ delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempt, interruptions: c.interruptions }, 'delivery parked: its node stopped during its attempt %d times', c.interruptions);
-    return { deliveryId: c.id, attempt: c.attempt, claims: c.claims, status: 'failed', nextAttemptAt: null, startedAt: now, endedAt: now, durationMs: 0, statusCode: null, error: PARKED_ERROR, requestHeaders: {}, responseHeaders: null, responseBody: null };
+    o.log.error(
+      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempt, interruptions: c.interruptions },
+      'delivery parked: its node stopped during its attempt %d times',
+      c.interruptions,
+    );
+    return {
+      deliveryId: c.id,
+      attempt: c.attempt,
+      claims: c.claims,
+      status: 'failed',
+      nextAttemptAt: null,
+      startedAt: now,
+      endedAt: now,
+      durationMs: 0,
+      statusCode: null,
+      error: PARKED_ERROR,
+      requestHeaders: {},
+      responseHeaders: null,
+      responseBody: null,
+    };
   }
 
   return async function attempt(c: Claimed): Promise<AttemptResult> {
@@ -68,7 +86,18 @@ export function attemptMaker(o: {
     o.metrics.observe(step.status === 'success' ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
     // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
     attemptLog.info(
-      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempt, target: target(c.url).origin, status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs, result: step.status },
+      {
+        delivery_id: c.id,
+        guid: c.guid,
+        webhook_id: c.hookId,
+        event: c.event,
+        attempt: c.attempt,
+        target: target(c.url).origin,
+        status_code: outcome.statusCode,
+        error: outcome.error,
+        duration_ms: outcome.durationMs,
+        result: step.status,
+      },
       'delivery attempt',
     );
     return {

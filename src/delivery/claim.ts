@@ -53,7 +53,10 @@ export interface Claimed {
  * A delivery whose webhook or event is gone (their rows take it with them) comes back
  * without a body or URL and is left out: there is nothing to send.
  */
-export async function claimDue(db: Db, options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number; sqlite?: SqliteRunner }): Promise<Claimed[]> {
+export async function claimDue(
+  db: Db,
+  options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number; sqlite?: SqliteRunner },
+): Promise<Claimed[]> {
   const { owner, limit, now, leaseMs, firstDelayMs, sqlite = mainConnectionRunner(db) } = options;
   // The first-delay condition only when there is a first delay: without it, the due index alone answers.
   const delayed = firstDelayMs > 0;
@@ -70,7 +73,18 @@ export async function claimDue(db: Db, options: { owner: string; limit: number; 
   const claimed: Claimed[] = [];
   for (const r of rows) {
     if (r.body == null || r.url == null) continue;
-    claimed.push({ id: Number(r.id), guid: r.guid, event: r.event, attempt: Number(r.attempts) + 1, claims: Number(r.claims), interruptions: Number(r.interruptions), hookId: Number(r.webhook_id), body: bytes(r.body), url: r.url, secret: r.secret });
+    claimed.push({
+      id: Number(r.id),
+      guid: r.guid,
+      event: r.event,
+      attempt: Number(r.attempts) + 1,
+      claims: Number(r.claims),
+      interruptions: Number(r.interruptions),
+      hookId: Number(r.webhook_id),
+      body: bytes(r.body),
+      url: r.url,
+      secret: r.secret,
+    });
   }
   return claimed;
 }

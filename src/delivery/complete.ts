@@ -127,11 +127,33 @@ function values(rows: Knex.Value[][], casts: string[]): { sql: string; bindings:
  */
 function chunkStepsSqlite(owner: string, chunk: AttemptResult[]): SqlStep[] {
   const attempts = values(
-    chunk.map((r) => [r.deliveryId, r.attempt, r.startedAt, r.durationMs, r.statusCode, r.error, JSON.stringify(r.requestHeaders), r.responseHeaders ? JSON.stringify(r.responseHeaders) : null, r.responseBody, r.claims]),
+    chunk.map((r) => [
+      r.deliveryId,
+      r.attempt,
+      r.startedAt,
+      r.durationMs,
+      r.statusCode,
+      r.error,
+      JSON.stringify(r.requestHeaders),
+      r.responseHeaders ? JSON.stringify(r.responseHeaders) : null,
+      r.responseBody,
+      r.claims,
+    ]),
     ['bigint', 'integer', 'bigint', 'integer', 'integer', 'text', 'text', 'text', 'text', 'integer'],
   );
   const updates = values(
-    chunk.map((r) => [r.deliveryId, r.attempt, r.status, r.nextAttemptAt, r.statusCode, r.error, r.durationMs, r.startedAt, r.status === 'pending' ? null : r.endedAt, r.claims]),
+    chunk.map((r) => [
+      r.deliveryId,
+      r.attempt,
+      r.status,
+      r.nextAttemptAt,
+      r.statusCode,
+      r.error,
+      r.durationMs,
+      r.startedAt,
+      r.status === 'pending' ? null : r.endedAt,
+      r.claims,
+    ]),
     ['bigint', 'integer', 'text', 'bigint', 'integer', 'text', 'integer', 'bigint', 'bigint', 'integer'],
   );
   // VALUES columns are column1, column2, …

@@ -49,7 +49,13 @@ export function createDispatcher(services: Services): Worker {
   const sqliteThread = file ? new SqliteThread(file) : null;
   const sqlite = sqliteThread ? sqliteThread.run : mainConnectionRunner(db);
   const announce = postgres ? announcer(db, log) : () => {};
-  const attempt = attemptMaker({ config, agent, metrics: deliveryMetrics(services), log, markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, sqlite) });
+  const attempt = attemptMaker({
+    config,
+    agent,
+    metrics: deliveryMetrics(services),
+    log,
+    markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, sqlite),
+  });
   let closeSources: (() => Promise<void>) | undefined;
 
   const writer = createResultWriter<AttemptResult>({

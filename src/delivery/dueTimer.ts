@@ -11,7 +11,14 @@ export interface DueTimer {
  * by a process that could not wake this one (SQLite, the CLI). `skip` says when no timer
  * is needed (work is known to be due and attempts in flight will claim it).
  */
-export function createDueTimer(o: { nextDue: () => Promise<number | null>; fire: () => void; idlePollMs: number; skip: () => boolean; onError: (err: unknown) => void; debounceMs?: number }): DueTimer {
+export function createDueTimer(o: {
+  nextDue: () => Promise<number | null>;
+  fire: () => void;
+  idlePollMs: number;
+  skip: () => boolean;
+  onError: (err: unknown) => void;
+  debounceMs?: number;
+}): DueTimer {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wanted: NodeJS.Timeout | undefined;

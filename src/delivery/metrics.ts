@@ -17,7 +17,12 @@ export class DeliveryMetrics {
   constructor(registry: import('prom-client').Registry) {
     const registers = [registry];
     this.#inFlight = new Gauge({ name: 'wharf_delivery_in_flight', help: 'Attempts in flight in this process.', registers });
-    this.#attempts = new Counter({ name: 'wharf_delivery_attempts_total', help: 'Delivery attempts made by this process, by outcome.', labelNames: ['outcome'], registers });
+    this.#attempts = new Counter({
+      name: 'wharf_delivery_attempts_total',
+      help: 'Delivery attempts made by this process, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
     for (const outcome of OUTCOMES) this.#attempts.inc({ outcome }, 0);
     this.#latency = new Histogram({ name: 'wharf_delivery_attempt_seconds', help: 'Delivery attempt latency.', buckets: LATENCY_BUCKETS, registers });
   }

@@ -15,7 +15,13 @@ export interface ResultWriter<R> {
  * count as handled: nothing is retried here (for deliveries, the lease runs out).
  * `written` runs after each write.
  */
-export function createResultWriter<R>(o: { write: (batch: R[]) => Promise<unknown>; writers: number; maxBatch: number; onError: (err: unknown, batch: R[]) => void; written?: () => void }): ResultWriter<R> {
+export function createResultWriter<R>(o: {
+  write: (batch: R[]) => Promise<unknown>;
+  writers: number;
+  maxBatch: number;
+  onError: (err: unknown, batch: R[]) => void;
+  written?: () => void;
+}): ResultWriter<R> {
   let waiting: { result: R; done: () => void }[] = [];
   const running = new Set<Promise<void>>();
 
@@ -29,7 +35,10 @@ export function createResultWriter<R>(o: { write: (batch: R[]) => Promise<unknow
       try {
         await o.write(batch.map((w) => w.result));
       } catch (err) {
-        o.onError(err, batch.map((w) => w.result));
+        o.onError(
+          err,
+          batch.map((w) => w.result),
+        );
       } finally {
         for (const w of batch) w.done();
       }

@@ -17,7 +17,14 @@ export interface Outcome {
 /** The short, secret-free error text of SPEC §5.3 for a failed connection, by error class and code. */
 export function errorText(err: any): string {
   const code = err?.code ?? err?.cause?.code;
-  if (err?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'timeout';
+  if (
+    err?.name === 'TimeoutError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'ETIMEDOUT'
+  )
+    return 'timeout';
   if (code === 'EHOSTPOLICY') return 'blocked by host policy';
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns error';

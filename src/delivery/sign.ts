@@ -29,7 +29,15 @@ function keysOf(stored: string) {
  * `guid.timestamp.body` with the decoded key, with a fresh timestamp on every attempt
  * so receivers can reject replays while deduping on the unchanged id.
  */
-export function deliveryHeaders(d: { guid: string; event: string; attempt: number; hookId: number; secret: string; body: Buffer; now: number }): Record<string, string> {
+export function deliveryHeaders(d: {
+  guid: string;
+  event: string;
+  attempt: number;
+  hookId: number;
+  secret: string;
+  body: Buffer;
+  now: number;
+}): Record<string, string> {
   const key = keysOf(d.secret);
   const headers: Record<string, string> = {
     'content-type': 'application/json',

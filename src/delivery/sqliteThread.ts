@@ -40,7 +40,10 @@ export class SqliteThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./sqliteThread.worker.js', import.meta.url), { workerData: { filename: this.filename, busyTimeoutMs: this.busyTimeoutMs }, execArgv: [] });
+    const worker = new Worker(new URL('./sqliteThread.worker.js', import.meta.url), {
+      workerData: { filename: this.filename, busyTimeoutMs: this.busyTimeoutMs },
+      execArgv: [],
+    });
     worker.on('message', (m: { id: number; results?: unknown[]; error?: { message: string; code?: string } }) => {
       const call = this.pending.get(m.id);
       if (!call) return;

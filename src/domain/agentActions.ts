@@ -25,7 +25,8 @@ export interface AgentAction {
 async function checkTarget(services: Services, repo: Repository, target: AgentAction['target']): Promise<void> {
   const bad = (message: string) => validationFailed([{ path: '/target/id', message }]);
   if (target.type === 'commit') {
-    if (typeof target.id !== 'string' || !(await commitExists(services.config, repo, target.id))) throw bad('must be the full sha of a commit in this repository');
+    if (typeof target.id !== 'string' || !(await commitExists(services.config, repo, target.id)))
+      throw bad('must be the full sha of a commit in this repository');
     return;
   }
   const kind = target.type === 'issue' ? 'issue' : 'pull';
@@ -35,7 +36,12 @@ async function checkTarget(services: Services, repo: Repository, target: AgentAc
 }
 
 /** Records an agent's action, raising `agent performed`. */
-export async function recordAgentAction(services: Services, repo: Repository, sender: User, input: Omit<AgentAction, 'id' | 'created_at'>): Promise<AgentAction> {
+export async function recordAgentAction(
+  services: Services,
+  repo: Repository,
+  sender: User,
+  input: Omit<AgentAction, 'id' | 'created_at'>,
+): Promise<AgentAction> {
   await checkTarget(services, repo, input.target);
   return withEvents(services, async (trx, raise) => {
     const now = Date.now();

@@ -80,7 +80,11 @@ const UPDATED_FIELDS: (keyof Row)[] = ['title', 'body', 'state', 'assignees', 'u
 export async function importIssues(db: Db, repo: Repository, importer: User, issues: BulkIssue[], onConflict: OnConflict): Promise<BulkResult> {
   return db.transaction(async (trx) => {
     await lockRepository(trx, repo.id);
-    const existing = await existingNumbers(trx, repo.id, issues.map((i) => i.number));
+    const existing = await existingNumbers(
+      trx,
+      repo.id,
+      issues.map((i) => i.number),
+    );
     const clash = (i: number, message: string): ErrorDetail => ({ path: `/issues/${i}/number`, message });
     const clashes: ErrorDetail[] = [];
     issues.forEach((issue, i) => {
@@ -94,12 +98,23 @@ export async function importIssues(db: Db, repo: Repository, importer: User, iss
     const now = Date.now();
     const fresh = issues.filter((i) => !existing.has(i.number));
     const updates = onConflict === 'update' ? issues.filter((i) => existing.has(i.number)) : [];
-    const ids = await writeRows(trx, fresh.map((i) => toRow(repo.id, importer.id, i, now)));
+    const ids = await writeRows(
+      trx,
+      fresh.map((i) => toRow(repo.id, importer.id, i, now)),
+    );
     // created_at is overwritten only where the record gives one.
     const dated = updates.filter((i) => i.created_at !== undefined);
     const undated = updates.filter((i) => i.created_at === undefined);
-    for (const [group, fields] of [[dated, [...UPDATED_FIELDS, 'created_at']], [undated, UPDATED_FIELDS]] as const) {
-      for (const [number, id] of await writeRows(trx, group.map((i) => toRow(repo.id, importer.id, i, now)), [...fields])) ids.set(number, id);
+    for (const [group, fields] of [
+      [dated, [...UPDATED_FIELDS, 'created_at']],
+      [undated, UPDATED_FIELDS],
+    ] as const) {
+      for (const [number, id] of await writeRows(
+        trx,
+        group.map((i) => toRow(repo.id, importer.id, i, now)),
+        [...fields],
+      ))
+        ids.set(number, id);
     }
     const labels = new Map<number, string[]>();
     for (const issue of [...fresh, ...updates]) {

@@ -27,7 +27,15 @@ function commentRows(db: Conn) {
 }
 
 function toComment(r: any): Comment {
-  return { id: Number(r.id), issue_id: Number(r.issue_id), body: r.body, author: r.author ?? null, author_id: r.author_id === null ? null : Number(r.author_id), created_at: Number(r.created_at), updated_at: Number(r.updated_at) };
+  return {
+    id: Number(r.id),
+    issue_id: Number(r.issue_id),
+    body: r.body,
+    author: r.author ?? null,
+    author_id: r.author_id === null ? null : Number(r.author_id),
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+  };
 }
 
 /** A comment of a repository by id, with the issue or pull request it is on; undefined when there is none. */
@@ -49,7 +57,9 @@ export async function createComment(services: Services, repo: Repository, author
     const issue = await findIssue(trx, repo, number);
     if (!issue) return undefined;
     const now = Date.now();
-    const [row] = await trx('comments').insert({ repository_id: repo.id, issue_id: issue.id, body, author_id: author.id, created_at: now, updated_at: now }).returning('id');
+    const [row] = await trx('comments')
+      .insert({ repository_id: repo.id, issue_id: issue.id, body, author_id: author.id, created_at: now, updated_at: now })
+      .returning('id');
     const { comment } = (await findComment(trx, repo, insertedId(row)))!;
     raise(producerEvent(services.config, 'comment', 'created', repo, author, { comment, issue }));
     return comment;

@@ -49,7 +49,10 @@ function issueRows(db: Conn) {
 
 /** Turns rows into Issues, loading their labels in one query. */
 async function hydrate(db: Conn, rows: any[]): Promise<Issue[]> {
-  const labels = await labelsOf(db, rows.map((r) => Number(r.id)));
+  const labels = await labelsOf(
+    db,
+    rows.map((r) => Number(r.id)),
+  );
   return rows.map((r) => ({
     id: Number(r.id),
     repository_id: Number(r.repository_id),
@@ -76,7 +79,11 @@ export async function findIssue(db: Conn, repo: Repository, number: number, kind
 }
 
 /** A page of issues or pull requests, newest number first; `before` is the number to continue below. */
-export async function listIssues(db: Db, repo: Repository, options: { kind: IssueKind; state: IssueState | 'all'; limit: number; before?: number }): Promise<Issue[]> {
+export async function listIssues(
+  db: Db,
+  repo: Repository,
+  options: { kind: IssueKind; state: IssueState | 'all'; limit: number; before?: number },
+): Promise<Issue[]> {
   const q = issueRows(db).where({ 'i.repository_id': repo.id, 'i.kind': options.kind }).orderBy('i.number', 'desc').limit(options.limit);
   if (options.state !== 'all') q.where('i.state', options.state);
   if (options.before !== undefined) q.where('i.number', '<', options.before);
@@ -149,7 +156,10 @@ export async function patchIssue(trx: Knex.Transaction, issue: Issue, patch: Iss
     stateAction = patch.state === 'closed' ? 'closed' : 'reopened';
   }
   const edited = labelsChanged || Object.keys(update).some((k) => k !== 'state' && k !== 'closed_at');
-  if (Object.keys(update).length > 0 || labelsChanged) await trx('issues').where('id', issue.id).update({ ...update, updated_at: now });
+  if (Object.keys(update).length > 0 || labelsChanged)
+    await trx('issues')
+      .where('id', issue.id)
+      .update({ ...update, updated_at: now });
   if (labelsChanged) await replaceLabels(trx, issue.repository_id, new Map([[issue.id, newLabels]]));
   return { edited, stateAction };
 }

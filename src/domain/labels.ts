@@ -6,7 +6,12 @@ export async function ensureLabels(trx: Knex.Transaction, repositoryId: number, 
   const wanted = [...new Set(names)];
   const ids = new Map<string, number>();
   if (wanted.length === 0) return ids;
-  await insertValues(trx, 'labels', wanted.map((name) => ({ repository_id: repositoryId, name })), { conflict: { target: ['repository_id', 'name'] } });
+  await insertValues(
+    trx,
+    'labels',
+    wanted.map((name) => ({ repository_id: repositoryId, name })),
+    { conflict: { target: ['repository_id', 'name'] } },
+  );
   for (const chunk of chunksFor(wanted, 1)) {
     const rows = await trx('labels').where('repository_id', repositoryId).whereIn('name', chunk).select('id', 'name');
     for (const row of rows) ids.set(row.name, Number(row.id));
@@ -30,7 +35,11 @@ export async function replaceLabels(trx: Knex.Transaction, repositoryId: number,
 export async function labelsOf(db: Knex | Knex.Transaction, issueIds: number[]): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>(issueIds.map((id) => [id, []]));
   for (const chunk of chunksFor(issueIds, 1)) {
-    const rows = await db('issue_labels as il').join('labels as l', 'l.id', 'il.label_id').whereIn('il.issue_id', chunk).orderBy('l.name').select('il.issue_id', 'l.name');
+    const rows = await db('issue_labels as il')
+      .join('labels as l', 'l.id', 'il.label_id')
+      .whereIn('il.issue_id', chunk)
+      .orderBy('l.name')
+      .select('il.issue_id', 'l.name');
     for (const row of rows) out.get(Number(row.issue_id))!.push(row.name);
   }
   return out;

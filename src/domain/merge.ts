@@ -57,7 +57,13 @@ async function writeMergeCommit(dir: string, pull: PullRequest, base: string, he
  * the branch moved without the events; the window is one statement wide.
  * Undefined when there is no such pull request.
  */
-export async function mergePull(services: Services, repo: Repository, sender: User, number: number, expectedHeadSha?: string): Promise<MergeResult | undefined> {
+export async function mergePull(
+  services: Services,
+  repo: Repository,
+  sender: User,
+  number: number,
+  expectedHeadSha?: string,
+): Promise<MergeResult | undefined> {
   const { config } = services;
   const pull = await findPull(services.db, repo, number);
   if (!pull) return undefined;
@@ -77,7 +83,9 @@ export async function mergePull(services: Services, repo: Repository, sender: Us
   const merged = await withEvents(services, async (trx, raise) => {
     await lockRepository(trx, repo.id);
     const now = Date.now();
-    const changed = await trx('pull_requests').where({ issue_id: pull.id, merged: false }).update({ merged: true, merged_at: now, merge_commit_sha: sha, head_sha: head, base_sha: base });
+    const changed = await trx('pull_requests')
+      .where({ issue_id: pull.id, merged: false })
+      .update({ merged: true, merged_at: now, merge_commit_sha: sha, head_sha: head, base_sha: base });
     if (changed !== 1) throw conflict(`Pull request #${number} is already merged`);
     await trx('issues').where('id', pull.id).update({ state: 'closed', closed_at: now, updated_at: now });
     const after = (await findPull(trx, repo, number))!;

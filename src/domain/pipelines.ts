@@ -33,10 +33,17 @@ export async function findPipeline(db: Db, repo: Repository, id: number): Promis
 }
 
 /** Records a new pipeline, raising `pipeline status_changed` with no previous status. */
-export async function createPipeline(services: Services, repo: Repository, author: User, input: { name: string; ref: string; sha: string; status: PipelineStatus }): Promise<Pipeline> {
+export async function createPipeline(
+  services: Services,
+  repo: Repository,
+  author: User,
+  input: { name: string; ref: string; sha: string; status: PipelineStatus },
+): Promise<Pipeline> {
   return withEvents(services, async (trx, raise) => {
     const now = Date.now();
-    const [row] = await trx('pipelines').insert({ repository_id: repo.id, ...input, author_id: author.id, created_at: now, updated_at: now }).returning('*');
+    const [row] = await trx('pipelines')
+      .insert({ repository_id: repo.id, ...input, author_id: author.id, created_at: now, updated_at: now })
+      .returning('*');
     const pipeline = toPipeline(typeof row === 'object' ? row : await trx('pipelines').where('id', insertedId(row)).first());
     raise(producerEvent(services.config, 'pipeline', 'status_changed', repo, author, { pipeline, previousStatus: null }));
     return pipeline;

@@ -26,7 +26,10 @@ type Conn = Db | Knex.Transaction;
 
 async function withBranches(db: Conn, issues: Issue[]): Promise<PullRequest[]> {
   if (issues.length === 0) return [];
-  const rows = await db('pull_requests').whereIn('issue_id', issues.map((i) => i.id));
+  const rows = await db('pull_requests').whereIn(
+    'issue_id',
+    issues.map((i) => i.id),
+  );
   const byId = new Map(rows.map((r: any) => [Number(r.issue_id), r]));
   return issues.map((issue) => {
     const r = byId.get(issue.id);
@@ -62,7 +65,12 @@ async function requireBranch(services: Services, repo: Repository, field: string
 }
 
 /** Opens a pull request from `head` into `base` (both existing branches), raising `pull_request opened`. */
-export async function createPull(services: Services, repo: Repository, author: User, input: { title: string; body?: string; head: string; base?: string }): Promise<PullRequest> {
+export async function createPull(
+  services: Services,
+  repo: Repository,
+  author: User,
+  input: { title: string; body?: string; head: string; base?: string },
+): Promise<PullRequest> {
   const base = input.base ?? repo.default_branch;
   if (base === input.head) throw validationFailed([{ path: '/head', message: 'must differ from base' }]);
   const [headSha, baseSha] = [await requireBranch(services, repo, 'head', input.head), await requireBranch(services, repo, 'base', base)];
@@ -106,8 +114,16 @@ export async function updatePull(
  * (returned, for the caller to write in that same transaction); those whose base moved
  * get the new base sha silently (GitHub raises nothing for that either).
  */
-export async function synchronizePulls(trx: Knex.Transaction, config: Config, repo: Repository, sender: Sender, updates: { after: string; ref: string }[]): Promise<NewEvent[]> {
-  const moved = new Map(updates.filter((u) => u.ref.startsWith('refs/heads/') && !/^0+$/.test(u.after)).map((u) => [u.ref.slice('refs/heads/'.length), u.after]));
+export async function synchronizePulls(
+  trx: Knex.Transaction,
+  config: Config,
+  repo: Repository,
+  sender: Sender,
+  updates: { after: string; ref: string }[],
+): Promise<NewEvent[]> {
+  const moved = new Map(
+    updates.filter((u) => u.ref.startsWith('refs/heads/') && !/^0+$/.test(u.after)).map((u) => [u.ref.slice('refs/heads/'.length), u.after]),
+  );
   if (moved.size === 0) return [];
   const rows = await trx('pull_requests as p')
     .join('issues as i', 'i.id', 'p.issue_id')

@@ -36,7 +36,10 @@ export interface NewRelease {
 
 /** A release of a repository by id, or undefined. */
 export async function findRelease(db: Db | Knex.Transaction, repo: Repository, id: number): Promise<Release | undefined> {
-  const r = await db('releases as r').leftJoin('users as u', 'u.id', 'r.author_id').where({ 'r.id': id, 'r.repository_id': repo.id }).first('r.*', 'u.login as author');
+  const r = await db('releases as r')
+    .leftJoin('users as u', 'u.id', 'r.author_id')
+    .where({ 'r.id': id, 'r.repository_id': repo.id })
+    .first('r.*', 'u.login as author');
   if (!r) return undefined;
   return {
     id: Number(r.id),

@@ -41,7 +41,8 @@ export async function checkWebhookInput(
   }
   let branchFilter = input.branch_filter;
   if (branchFilter === '') branchFilter = null;
-  if (typeof branchFilter === 'string' && branchFilter.length > WEBHOOK_LIMITS.branchFilter) problems.push({ path: '/branch_filter', message: `must NOT have more than ${WEBHOOK_LIMITS.branchFilter} characters` });
+  if (typeof branchFilter === 'string' && branchFilter.length > WEBHOOK_LIMITS.branchFilter)
+    problems.push({ path: '/branch_filter', message: `must NOT have more than ${WEBHOOK_LIMITS.branchFilter} characters` });
   else if (typeof branchFilter === 'string' && !validBranchFilter(branchFilter)) problems.push({ path: '/branch_filter', message: 'is not a valid glob' });
   if (problems.length > 0) return { problems };
   const events = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);

@@ -42,8 +42,7 @@ export const payloadTooLarge = (limit: number) => new WharfError('payload_too_la
 /** A body of a type the operation does not take. */
 export const unsupportedMediaType = () => new WharfError('unsupported_media_type', 'Request body must be application/json');
 /** Readable input that breaks the rules; `details` names every failure. */
-export const validationFailed = (details: ErrorDetail[], message = 'Validation failed') =>
-  new WharfError('validation_failed', message, details);
+export const validationFailed = (details: ErrorDetail[], message = 'Validation failed') => new WharfError('validation_failed', message, details);
 /** Over the quota; try again after `retryAfterSeconds`. */
 export const rateLimited = (retryAfterSeconds: number, message = 'Too many requests') =>
   new WharfError('rate_limited', message, [], { 'Retry-After': String(retryAfterSeconds) });

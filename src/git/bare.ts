@@ -18,10 +18,12 @@ const REPO_CONFIG: [string, string][] = [
 
 /** Settings as git config file text, one section per key. */
 function configText(settings: [string, string][]): string {
-  return settings.map(([key, value]) => {
-    const dot = key.indexOf('.');
-    return `[${key.slice(0, dot)}]\n\t${key.slice(dot + 1)} = ${value}\n`;
-  }).join('');
+  return settings
+    .map(([key, value]) => {
+      const dot = key.indexOf('.');
+      return `[${key.slice(0, dot)}]\n\t${key.slice(dot + 1)} = ${value}\n`;
+    })
+    .join('');
 }
 
 /** Branch names plain enough to write into HEAD as they are (no dots, so none of git's `..`, `.lock` or dot rules apply). */

@@ -73,7 +73,11 @@ export async function readCommits(dir: string, revisions: string[]): Promise<Map
 export async function peelCommits(dir: string, revisions: string[]): Promise<Map<string, string | null>> {
   const result = new Map<string, string | null>();
   if (revisions.length === 0) return result;
-  const out = (await gitBuffer(['cat-file', '--batch-check=%(objectname) %(objecttype)'], revisions.map((r) => `${r}^{commit}`).join('\n') + '\n', { cwd: dir })).toString('utf8').split('\n');
+  const out = (
+    await gitBuffer(['cat-file', '--batch-check=%(objectname) %(objecttype)'], revisions.map((r) => `${r}^{commit}`).join('\n') + '\n', { cwd: dir })
+  )
+    .toString('utf8')
+    .split('\n');
   revisions.forEach((rev, i) => {
     const [id, type] = (out[i] ?? '').split(' ');
     result.set(rev, type === 'commit' ? id : null);
@@ -104,11 +108,16 @@ export async function newCommits(dir: string, tips: string[], exclude: string[])
     found.ids.push(id);
     found.parentIds.push(parents);
   };
-  await gitPiped(['rev-list', '--reverse', '--topo-order', '--parents', '--stdin'], input, (chunk) => {
-    const lines = (rest + chunk.toString('latin1')).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) take(line);
-  }, { cwd: dir });
+  await gitPiped(
+    ['rev-list', '--reverse', '--topo-order', '--parents', '--stdin'],
+    input,
+    (chunk) => {
+      const lines = (rest + chunk.toString('latin1')).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) take(line);
+    },
+    { cwd: dir },
+  );
   take(rest);
   // Parents always come before children here, so every new parent is already indexed.
   found.parents = found.parentIds.map((ps) => ps.map((p) => found.index.get(p) ?? -1));

@@ -118,5 +118,8 @@ export async function git(args: string[], options: { cwd?: string; env?: Record<
 export async function gitSucceeds(args: string[], options: { cwd?: string } = {}): Promise<boolean> {
   const { child, done } = startGit(args, options);
   child.stdout.resume();
-  return done.then(({ code }) => code === 0, () => false);
+  return done.then(
+    ({ code }) => code === 0,
+    () => false,
+  );
 }

@@ -13,7 +13,12 @@ export function httpMetrics(services: Services) {
     services,
     'http',
     (registry) =>
-      new Counter({ name: 'wharf_http_requests_total', help: 'HTTP requests served by this process, by route and status.', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+      new Counter({
+        name: 'wharf_http_requests_total',
+        help: 'HTTP requests served by this process, by route and status.',
+        labelNames: ['method', 'route', 'status'],
+        registers: [registry],
+      }),
   );
   return async function countRequest(ctx: Context, next: Next) {
     let status = 500;

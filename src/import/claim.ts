@@ -30,7 +30,8 @@ export async function claimImportJobs(db: Db, owner: string, limit: number, leas
 async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<number | null> {
   const now = Date.now();
   // SET reads the row as it was: a job still locked (its lease ran out) was interrupted.
-  const set = 'interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END, locked_by = ?, lease_expires_at = ?, attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?';
+  const set =
+    'interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END, locked_by = ?, lease_expires_at = ?, attempts = attempts + 1, started_at = COALESCE(started_at, ?), updated_at = ?';
   const pick = `SELECT j.id FROM import_jobs j
     WHERE j.finished_at IS NULL AND j.run_after <= ? AND (j.locked_by IS NULL OR j.lease_expires_at < ?) AND ${LIVE('j.target_org_id')} < ?
     ORDER BY ${LIVE('j.target_org_id')}, j.id LIMIT 1`;
@@ -87,7 +88,10 @@ export async function sweepDeadOwners(db: Db, self: string): Promise<number> {
   let freed = 0;
   for (const owner of owners) {
     if (!isDeadPredecessor(owner, self)) continue;
-    freed += await db('import_jobs').where({ locked_by: owner }).whereNull('finished_at').update({ locked_by: null, lease_expires_at: null, interruptions: db.raw('interruptions + 1') });
+    freed += await db('import_jobs')
+      .where({ locked_by: owner })
+      .whereNull('finished_at')
+      .update({ locked_by: null, lease_expires_at: null, interruptions: db.raw('interruptions + 1') });
   }
   return freed;
 }

@@ -38,7 +38,12 @@ export async function copyRepository(options: CopyOptions): Promise<{ defaultBra
   const copied = await copyRefs(options);
   // SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too.
   const problem = await gitmodulesProblem(options.dir);
-  if (problem) throw new GitRunError({ kind: 'fsck_failed', message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`, broken: false });
+  if (problem)
+    throw new GitRunError({
+      kind: 'fsck_failed',
+      message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`,
+      broken: false,
+    });
   return copied;
 }
 
@@ -86,7 +91,7 @@ async function deepenBranch(options: CopyOptions, branch: string): Promise<void>
   // most histories, so the first steps err small and the measured figure takes over.
   let bytesPerCommit = Math.max(1, (await copySize(options.dir)).bytes_received);
   let breaks = 0;
-  for (let step = 0; step < options.maxSteps && (await isShallow(options.dir)); ) {
+  for (let step = 0; step < options.maxSteps && (await isShallow(options.dir));) {
     const commits = Math.max(1, Math.min(options.deepenStep, Math.floor(targetBytes / bytesPerCommit)));
     const before = (await copySize(options.dir)).bytes_received;
     const meter = { bytes: 0 };
@@ -183,7 +188,8 @@ async function setHead(dir: string, wanted: string | null): Promise<string> {
     const current = await fs.readFile(path.join(dir, 'HEAD'), 'utf8');
     if (current.trim() === `ref: refs/heads/${wanted}`) return wanted;
   }
-  const branch = (wanted && branches.includes(wanted) ? wanted : null) ?? ['main', 'master'].find((b) => branches.includes(b)) ?? branches[0] ?? wanted ?? 'main';
+  const branch =
+    (wanted && branches.includes(wanted) ? wanted : null) ?? ['main', 'master'].find((b) => branches.includes(b)) ?? branches[0] ?? wanted ?? 'main';
   await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { cwd: dir });
   return branch;
 }

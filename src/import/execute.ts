@@ -52,7 +52,8 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // Its node died in every one of its last runs: most likely this job kills it. Ending it
     // here (never run again by itself) is what keeps a node from a crash loop.
     await fs.rm(tmp, { recursive: true, force: true });
-    if (await failJob(db, job.id, owner, parked)) log.error({ import_id: job.id, source_url: job.source_url, interruptions: job.interruptions }, 'import parked');
+    if (await failJob(db, job.id, owner, parked))
+      log.error({ import_id: job.id, source_url: job.source_url, interruptions: job.interruptions }, 'import parked');
     return;
   }
   const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
@@ -78,7 +79,12 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     return high;
   };
   const progress = (p: Progress) =>
-    void write({ phase: p.phase, percent: overall(p.phase, p.percent), ...(p.objects_received !== null ? { objects_received: p.objects_received } : {}), ...(p.bytes_received !== null ? { bytes_received: p.bytes_received } : {}) });
+    void write({
+      phase: p.phase,
+      percent: overall(p.phase, p.percent),
+      ...(p.objects_received !== null ? { objects_received: p.objects_received } : {}),
+      ...(p.bytes_received !== null ? { bytes_received: p.bytes_received } : {}),
+    });
   try {
     if (job.attempts > options.maxAttempts) throw new Error(`gave up after ${options.maxAttempts} attempts`);
     const source = parseSourceUrl(job.source_url);
@@ -121,8 +127,19 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     });
     await write({ status: 'finalizing', phase: 'finalizing', percent: overall('finalizing', 0) }, true);
     const counts = await countRefs(tmp);
-    await finalizeImport(db, config, job, owner, tmp, { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing }, lfs.stored);
-    log.info({ import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length }, 'import succeeded');
+    await finalizeImport(
+      db,
+      config,
+      job,
+      owner,
+      tmp,
+      { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing },
+      lfs.stored,
+    );
+    log.info(
+      { import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length },
+      'import succeeded',
+    );
   } catch (err) {
     await settleFailure(services, job, owner, options, signal, tmp, credentials, err);
   }

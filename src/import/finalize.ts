@@ -11,7 +11,10 @@ import type { MissingObject } from './lfsFetch.ts';
 
 /** Raised when the job can no longer finish here: canceled meanwhile, or the name was taken. Ends in the job's `error`, never in a request. */
 export class FinalizeError extends Error {
-  constructor(message: string, readonly canceled = false) {
+  constructor(
+    message: string,
+    readonly canceled = false,
+  ) {
     super(message);
   }
 }
@@ -33,7 +36,11 @@ export const CLONED_MARKER = 'wharf-import-cloned';
 /** The oids this job fetched and checked itself, one a line (see fetchLfsObjects). */
 export const LFS_JOURNAL = 'wharf-import-lfs-fetched';
 
-const exists = (file: string) => fs.access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  fs.access(file).then(
+    () => true,
+    () => false,
+  );
 
 const isOurs = async (dir: string, job: ImportJob) => (await fs.readFile(path.join(dir, MARKER), 'utf8').catch(() => '')) === String(job.id);
 
@@ -74,12 +81,31 @@ export async function finalizeImport(
       const held = await trx('import_jobs')
         .where({ id: job.id, locked_by: owner })
         .whereNull('finished_at')
-        .update({ status: 'succeeded', phase: 'done', percent: 100, error: null, result: JSON.stringify(result), credentials: null, locked_by: null, lease_expires_at: null, finished_at: now, updated_at: now });
+        .update({
+          status: 'succeeded',
+          phase: 'done',
+          percent: 100,
+          error: null,
+          result: JSON.stringify(result),
+          credentials: null,
+          locked_by: null,
+          lease_expires_at: null,
+          finished_at: now,
+          updated_at: now,
+        });
       if (held === 0) throw new FinalizeError('the job was canceled', true);
       let id: number;
       try {
         const [row] = await trx('repositories')
-          .insert({ org_id: job.target_org_id, name: job.name, visibility: job.visibility, default_branch: result.default_branch, description: '', created_at: now, updated_at: now })
+          .insert({
+            org_id: job.target_org_id,
+            name: job.name,
+            visibility: job.visibility,
+            default_branch: result.default_branch,
+            description: '',
+            created_at: now,
+            updated_at: now,
+          })
           .returning('id');
         id = typeof row === 'object' ? row.id : row;
       } catch (err) {

@@ -26,16 +26,24 @@ export class GitAbortedError extends Error {}
 // as for every git), no redirects, and no credential helpers beyond our askpass. Stalled
 // transfers count as broken connections.
 const SOURCE_OPTIONS = [
-  '-c', 'protocol.allow=never',
-  '-c', 'protocol.http.allow=always',
-  '-c', 'protocol.https.allow=always',
-  '-c', 'protocol.git.allow=always',
-  '-c', 'http.followRedirects=false',
-  '-c', 'credential.helper=',
-  '-c', 'fetch.recurseSubmodules=false',
+  '-c',
+  'protocol.allow=never',
+  '-c',
+  'protocol.http.allow=always',
+  '-c',
+  'protocol.https.allow=always',
+  '-c',
+  'protocol.git.allow=always',
+  '-c',
+  'http.followRedirects=false',
+  '-c',
+  'credential.helper=',
+  '-c',
+  'fetch.recurseSubmodules=false',
   // SPEC §7.6: objects are checked as they arrive, with the checks of a push
   // (receive.fsckObjects, default severities, .gitmodules included).
-  '-c', 'transfer.fsckObjects=true',
+  '-c',
+  'transfer.fsckObjects=true',
 ];
 
 /** The most of git's standard output kept (the source's ref list, for ls-remote). */
@@ -157,11 +165,11 @@ export function remoteGit(args: string[], options: RemoteGitOptions): Promise<st
     done.then(({ code }) => {
       finish();
       if (aborted) reject(new GitAbortedError('stopped'));
-      else if (tooLarge) reject(new GitRunError({ kind: 'failed', message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
+      else if (tooLarge)
+        reject(new GitRunError({ kind: 'failed', message: `the source's answer is larger than ${MAX_OUTPUT / 1024 / 1024} MiB`, broken: false }));
       else if (stalled || (code !== 0 && readGitStderr(stderr).kind === 'stalled')) {
         reject(new StallError(`the source stalled: less than 1 KiB/s of data arrived for ${Math.round(stallMs / 1000)}s (IMPORT_STALL_TIMEOUT)`));
-      }
-      else if (code === 0) resolve(stdout);
+      } else if (code === 0) resolve(stdout);
       else reject(new GitRunError(describeGitFailure(stderr, options.credentials)));
     }, failedToStart);
   });

@@ -138,7 +138,10 @@ async function checkLfsUrl(config: Config, raw: string): Promise<string> {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(() => true, () => false);
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function toJob(row: any): ImportJob {

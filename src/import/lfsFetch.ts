@@ -132,7 +132,10 @@ type Body = Dispatcher.ResponseData['body'];
  * signal aborts, and an 'error' nobody listens to kills the process. The listener added
  * here swallows nothing a reader needs: readers (for await, pipeline) see the error themselves.
  */
-async function safeRequest(url: string | URL, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher: Dispatcher }): Promise<Dispatcher.ResponseData> {
+async function safeRequest(
+  url: string | URL,
+  options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher: Dispatcher },
+): Promise<Dispatcher.ResponseData> {
   const res = await request(url, options);
   res.body.on('error', () => {});
   return res;
@@ -164,7 +167,9 @@ async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOpt
     throw new Error(`the LFS batch API answered ${res.statusCode}${message ? `: ${message}` : ''}`);
   }
   // Read only up to the cap, however large the answer says (or does not say) it is.
-  const text = await readCapped(guarded(res.body, options.stallMs, 'the LFS batch answer'), MAX_BATCH_ANSWER, 'the LFS batch answer').finally(() => discard(res.body));
+  const text = await readCapped(guarded(res.body, options.stallMs, 'the LFS batch answer'), MAX_BATCH_ANSWER, 'the LFS batch answer').finally(() =>
+    discard(res.body),
+  );
   try {
     return JSON.parse(text);
   } catch {
@@ -187,7 +192,14 @@ async function errorMessage(body: Body, stallMs: number): Promise<string> {
   }
 }
 
-async function download(href: string, header: Record<string, string>, endpoint: string, p: LfsPointer, options: LfsFetchOptions, dispatcher: Dispatcher): Promise<void> {
+async function download(
+  href: string,
+  header: Record<string, string>,
+  endpoint: string,
+  p: LfsPointer,
+  options: LfsFetchOptions,
+  dispatcher: Dispatcher,
+): Promise<void> {
   let target = new URL(href, endpoint);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(header)) if (typeof v === 'string') headers[k.toLowerCase()] = v;

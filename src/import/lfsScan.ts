@@ -30,35 +30,45 @@ export function parseLfsPointer(content: string): LfsPointer | null {
 export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
   const candidates: string[] = [];
   let pending = '';
-  await gitPiped(['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], null, (chunk) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) {
-      const [sha, type, size] = line.split(' ');
-      const n = Number(size);
-      if (type === 'blob' && n >= MIN_POINTER && n < MAX_POINTER) candidates.push(sha);
-    }
-  }, { cwd: dir });
+  await gitPiped(
+    ['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'],
+    null,
+    (chunk) => {
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        const [sha, type, size] = line.split(' ');
+        const n = Number(size);
+        if (type === 'blob' && n >= MIN_POINTER && n < MAX_POINTER) candidates.push(sha);
+      }
+    },
+    { cwd: dir },
+  );
   if (candidates.length === 0) return [];
   const found = new Map<string, LfsPointer>();
   let buffer = Buffer.alloc(0);
-  await gitPiped(['cat-file', '--batch'], candidates.join('\n') + '\n', (chunk) => {
-    buffer = Buffer.concat([buffer, chunk]);
-    // Each answer: "<sha> blob <size>\n<content>\n".
-    for (;;) {
-      const eol = buffer.indexOf(10);
-      if (eol < 0) return;
-      const header = buffer.subarray(0, eol).toString();
-      if (header.endsWith(' missing')) {
-        buffer = buffer.subarray(eol + 1);
-        continue;
+  await gitPiped(
+    ['cat-file', '--batch'],
+    candidates.join('\n') + '\n',
+    (chunk) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      // Each answer: "<sha> blob <size>\n<content>\n".
+      for (;;) {
+        const eol = buffer.indexOf(10);
+        if (eol < 0) return;
+        const header = buffer.subarray(0, eol).toString();
+        if (header.endsWith(' missing')) {
+          buffer = buffer.subarray(eol + 1);
+          continue;
+        }
+        const size = Number(header.split(' ')[2]);
+        if (buffer.length < eol + 1 + size + 1) return;
+        const pointer = parseLfsPointer(buffer.subarray(eol + 1, eol + 1 + size).toString('utf8'));
+        if (pointer) found.set(pointer.oid, pointer);
+        buffer = buffer.subarray(eol + 1 + size + 1);
       }
-      const size = Number(header.split(' ')[2]);
-      if (buffer.length < eol + 1 + size + 1) return;
-      const pointer = parseLfsPointer(buffer.subarray(eol + 1, eol + 1 + size).toString('utf8'));
-      if (pointer) found.set(pointer.oid, pointer);
-      buffer = buffer.subarray(eol + 1 + size + 1);
-    }
-  }, { cwd: dir });
+    },
+    { cwd: dir },
+  );
   return [...found.values()].sort((a, b) => a.oid.localeCompare(b.oid));
 }

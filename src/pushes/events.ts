@@ -88,7 +88,7 @@ export async function planPush(config: Config, repo: Repository, updates: RefUpd
   const before = new Set<string>();
   for (const [ref, sha] of refs) if (!updated.has(ref)) before.add(sha);
   for (const u of updates) if (!isZero(u.before)) before.add(u.before);
-  const headOf = (u: RefUpdate) => (isZero(u.after) ? null : heads.get(u.after) ?? null);
+  const headOf = (u: RefUpdate) => (isZero(u.after) ? null : (heads.get(u.after) ?? null));
   const tips = [...new Set(live.map(headOf).filter((id): id is string => Boolean(id)))];
   const graph = await newCommits(dir, tips, [...before]);
 
@@ -134,7 +134,12 @@ export function chunksOf(plans: PlannedEvent[]): PlannedEvent[][] {
 }
 
 /** Builds the `push` events of planned refs, reading only the commits they show. */
-export async function buildPushEvents(config: Config, repo: Repository, sender: { id: number; login: string } | null, plans: PlannedEvent[]): Promise<NewEvent[]> {
+export async function buildPushEvents(
+  config: Config,
+  repo: Repository,
+  sender: { id: number; login: string } | null,
+  plans: PlannedEvent[],
+): Promise<NewEvent[]> {
   const dir = repoDir(config.reposDir, repo.org, repo.name);
   const ids = new Set<string>();
   for (const p of plans) {
@@ -143,10 +148,17 @@ export async function buildPushEvents(config: Config, repo: Repository, sender: 
   }
   const details = await readCommits(dir, [...ids]);
   const base = `${config.baseUrl}/${repo.org}/${repo.name}/commit/`;
-  const present = (c: CommitInfo, distinct: boolean) => ({ id: c.id, message: c.message, timestamp: c.timestamp, url: base + c.id, distinct, author: c.author });
+  const present = (c: CommitInfo, distinct: boolean) => ({
+    id: c.id,
+    message: c.message,
+    timestamp: c.timestamp,
+    url: base + c.id,
+    distinct,
+    author: c.author,
+  });
   const repository = repositoryPayload(config, repo);
   return plans.map((p) => {
-    const head = p.headId ? details.get(p.headId) ?? null : null;
+    const head = p.headId ? (details.get(p.headId) ?? null) : null;
     return {
       repositoryId: repo.id,
       type: 'push' as const,

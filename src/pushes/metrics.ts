@@ -18,7 +18,11 @@ export function pushMetrics(owner: object): PushMetrics {
     return {
       recorded: new Counter({ name: 'wharf_pushes_recorded_total', help: 'Pushes whose events this process recorded.', registers }),
       chunks: new Counter({ name: 'wharf_push_chunks_total', help: 'Chunks of push events this process committed.', registers }),
-      failures: new Counter({ name: 'wharf_push_record_failures_total', help: 'Failed attempts at recording a push, by this process (each is retried).', registers }),
+      failures: new Counter({
+        name: 'wharf_push_record_failures_total',
+        help: 'Failed attempts at recording a push, by this process (each is retried).',
+        registers,
+      }),
     };
   });
 }

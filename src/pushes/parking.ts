@@ -29,4 +29,3 @@ export async function parkedPushRecords(db: Db, repositoryId?: number): Promise<
   const [row]: any[] = await query.count({ n: '*' });
   return Number(row?.n ?? 0);
 }
-

@@ -17,7 +17,6 @@ import { pushRecordHolders, takeBackPushRecords } from './takeBack.ts';
 import { dropOrphanPushRecord } from './orphans.ts';
 import { pushSender } from './sender.ts';
 
-
 /** Push records recorded side by side by one node (each a different repository). */
 const CONCURRENCY = 2;
 /** How often the database is asked for due records anyway (a missed wake, a retry falling due). */
@@ -50,7 +49,13 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
     const events = (await buildPushEvents(config, repo, sender, chunks[k])).map((e) => ({ ...e, occurredAt: rec.landedAt }));
     await db.transaction(async (trx) => {
       await markChunkDone(trx, rec.id, node, k, k === chunks.length - 1);
-      const synchronized = await synchronizePulls(trx, config, repo, sender, chunks[k].map((p) => p.update));
+      const synchronized = await synchronizePulls(
+        trx,
+        config,
+        repo,
+        sender,
+        chunks[k].map((p) => p.update),
+      );
       await recordEvents(trx, [...events, ...synchronized]);
     });
     metrics.chunks.inc();
@@ -60,7 +65,14 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
   }
   metrics.recorded.inc();
   services.log.info(
-    { repository: `${repo.org}/${repo.name}`, push_record: rec.id, refs: rec.updates.length, chunks: chunks.length, plan_ms: Math.round(planned - started), record_ms: Math.round(performance.now() - planned) },
+    {
+      repository: `${repo.org}/${repo.name}`,
+      push_record: rec.id,
+      refs: rec.updates.length,
+      chunks: chunks.length,
+      plan_ms: Math.round(planned - started),
+      record_ms: Math.round(performance.now() - planned),
+    },
     'push recorded',
   );
 }
@@ -71,17 +83,24 @@ async function attempt(services: Services, node: string, rec: PushRecord, signal
   try {
     await recordPush(services, node, rec, signal);
   } catch (err) {
-    if (err instanceof LeaseLost || (err instanceof Stopping && signal.reason === LEASE_LOST)) return void log.warn({ push_record: rec.id }, 'push record taken over by another node');
+    if (err instanceof LeaseLost || (err instanceof Stopping && signal.reason === LEASE_LOST))
+      return void log.warn({ push_record: rec.id }, 'push record taken over by another node');
     if (err instanceof Stopping) return void (await releasePushRecord(db, rec.id, node).catch(() => {}));
     pushMetrics(services).failures.inc();
     if (isPermanentFailure(err)) {
       const reason = `recording failed with an error every retry would meet again: ${(err as Error).message}`;
       await parkPushRecord(db, rec.id, node, reason).catch(() => undefined);
-      return void log.error({ err, push_record: rec.id, repository_id: rec.repositoryId }, 'could not record a push; parked, it will not be tried again by itself');
+      return void log.error(
+        { err, push_record: rec.id, repository_id: rec.repositoryId },
+        'could not record a push; parked, it will not be tried again by itself',
+      );
     }
     const attempts = rec.attempts + 1;
     const nextTryAt = await failPushRecord(db, rec.id, node, attempts, (err as Error)?.message ?? String(err)).catch(() => undefined);
-    log.error({ err, push_record: rec.id, repository_id: rec.repositoryId, attempts, next_try_at: nextTryAt }, 'could not record a push; it will be tried again');
+    log.error(
+      { err, push_record: rec.id, repository_id: rec.repositoryId, attempts, next_try_at: nextTryAt },
+      'could not record a push; it will be tried again',
+    );
   }
 }
 
@@ -96,8 +115,16 @@ async function claimRecords(services: Services, node: string, limit: number): Pr
       continue;
     }
     // Whatever killed its node every time would kill this one: it is not started again.
-    await parkPushRecord(services.db, rec.id, node, `the node recording this push stopped ${rec.interruptions} times while it ran; it will not be started again by itself`);
-    services.log.error({ push_record: rec.id, repository_id: rec.repositoryId, interruptions: rec.interruptions }, 'push record parked after repeated node deaths');
+    await parkPushRecord(
+      services.db,
+      rec.id,
+      node,
+      `the node recording this push stopped ${rec.interruptions} times while it ran; it will not be started again by itself`,
+    );
+    services.log.error(
+      { push_record: rec.id, repository_id: rec.repositoryId, interruptions: rec.interruptions },
+      'push record parked after repeated node deaths',
+    );
   }
   return claimed;
 }
@@ -107,7 +134,9 @@ async function moveLegacyPushes(services: Services): Promise<void> {
   const legacy = await legacyPushes(services.config.dataDir);
   if (legacy.length > 0) services.log.warn({ pushes: legacy.length }, 'moving journaled pushes of an earlier version into the database');
   for (const push of legacy) {
-    await insertPushRecord(services.db, push.repositoryId, push.senderId, push).catch((err) => services.log.error({ err, file: push.file }, 'could not move a journaled push'));
+    await insertPushRecord(services.db, push.repositoryId, push.senderId, push).catch((err) =>
+      services.log.error({ err, file: push.file }, 'could not move a journaled push'),
+    );
     await removePushLog(push.file);
   }
 }
@@ -154,7 +183,10 @@ export const pushRecorder: WorkerFactory = (services) => {
       // its node is parked). Names of an earlier release (host:DATA_DIR) are this node's too.
       const legacy = legacyPushNode(config.dataDir);
       const holders = await pushRecordHolders(db);
-      await takeBackPushRecords(db, holders.filter((h) => h === legacy || isDeadPredecessor(h, node, { sameDataDir: true })));
+      await takeBackPushRecords(
+        db,
+        holders.filter((h) => h === legacy || isDeadPredecessor(h, node, { sameDataDir: true })),
+      );
       await moveLegacyPushes(services);
       loop.start();
     },

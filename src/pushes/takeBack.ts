@@ -14,5 +14,7 @@ export async function pushRecordHolders(db: Db): Promise<string[]> {
  */
 export async function takeBackPushRecords(db: Db, holders: string[]): Promise<number> {
   if (holders.length === 0) return 0;
-  return db('push_records').whereIn('locked_by', holders).update({ locked_by: null, locked_at: null, interruptions: db.raw('interruptions + 1') });
+  return db('push_records')
+    .whereIn('locked_by', holders)
+    .update({ locked_by: null, locked_at: null, interruptions: db.raw('interruptions + 1') });
 }

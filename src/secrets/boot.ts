@@ -25,7 +25,9 @@ export async function loadKey(config: Config, db: Knex, generate: boolean): Prom
   const sealedWith = await storedKeyId(db);
   // A second node of a shared database must be given the first one's key, not make its own.
   if (sealedWith || !generate) {
-    throw new SecretKeyError(`SECRET_KEY is unset and ${file} does not exist${sealedWith ? `, but this database's secrets are sealed with key id ${sealedWith}: set SECRET_KEY to the key the other nodes use` : ''}`);
+    throw new SecretKeyError(
+      `SECRET_KEY is unset and ${file} does not exist${sealedWith ? `, but this database's secrets are sealed with key id ${sealedWith}: set SECRET_KEY to the key the other nodes use` : ''}`,
+    );
   }
   return { key: await createKeyFile(config.dataDir, generateKey()), inDataDir: true };
 }
@@ -35,7 +37,10 @@ export async function checkKey(config: Config, db: Knex, loaded: LoadedKey): Pro
   const other = await keyMismatch(db, loaded.key);
   if (other === null) return;
   const from = loaded.inDataDir ? `SECRET_KEY is unset and the key in ${keyFilePath(config.dataDir)}` : 'SECRET_KEY';
-  const staged = loaded.inDataDir && fs.existsSync(stagedKeyFilePath(config.dataDir)) ? ` (${stagedKeyFilePath(config.dataDir)} exists: a key rotation stopped before replacing the key file; move it over ${keyFilePath(config.dataDir)})` : '';
+  const staged =
+    loaded.inDataDir && fs.existsSync(stagedKeyFilePath(config.dataDir))
+      ? ` (${stagedKeyFilePath(config.dataDir)} exists: a key rotation stopped before replacing the key file; move it over ${keyFilePath(config.dataDir)})`
+      : '';
   throw new SecretKeyError(
     `${from} (key id ${keyId(loaded.key)}) does not open the secrets stored in this database (sealed with key id ${other}); give every node the same SECRET_KEY${staged}`,
   );

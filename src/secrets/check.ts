@@ -5,7 +5,7 @@ import { KEY_CHECK, LEGACY_PREFIX, SEALED_COLUMNS } from './columns.ts';
 /** The key id the database's check value was sealed with, or null before the first start. */
 export async function storedKeyId(db: Knex): Promise<string | null> {
   const row = await db('settings').where('name', KEY_CHECK.name).first('value');
-  return row ? sealedKeyId(row.value) ?? 'unknown' : null;
+  return row ? (sealedKeyId(row.value) ?? 'unknown') : null;
 }
 
 /**
@@ -15,7 +15,10 @@ export async function storedKeyId(db: Knex): Promise<string | null> {
  */
 export async function keyMismatch(db: Knex, key: Buffer): Promise<string | null> {
   // Nodes starting together race to write the first check value; the first one wins.
-  await db('settings').insert({ name: KEY_CHECK.name, value: seal(key, KEY_CHECK.purpose, KEY_CHECK.text) }).onConflict('name').ignore();
+  await db('settings')
+    .insert({ name: KEY_CHECK.name, value: seal(key, KEY_CHECK.purpose, KEY_CHECK.text) })
+    .onConflict('name')
+    .ignore();
   const row = await db('settings').where('name', KEY_CHECK.name).first('value');
   try {
     if (open(key, KEY_CHECK.purpose, row.value) !== KEY_CHECK.text) return sealedKeyId(row.value) ?? 'unknown';
@@ -40,7 +43,9 @@ export async function sealLegacyValues(db: Knex, key: Buffer): Promise<number> {
       for (const row of rows) {
         const stored: string = row[column];
         if (isSealed(stored)) continue;
-        await trx(table).where('id', row.id).update({ [column]: seal(key, purpose, stored.slice(LEGACY_PREFIX.length)) });
+        await trx(table)
+          .where('id', row.id)
+          .update({ [column]: seal(key, purpose, stored.slice(LEGACY_PREFIX.length)) });
         count++;
       }
     }

@@ -19,11 +19,15 @@ export async function resealAll(db: Knex, oldKey: Buffer, newKey: Buffer): Promi
         const stored: string = row[column];
         const plaintext = isSealed(stored) ? open(oldKey, purpose, stored) : stored.startsWith(LEGACY_PREFIX) ? stored.slice(LEGACY_PREFIX.length) : undefined;
         if (plaintext === undefined) throw new Error(`${table}.${column} of row ${row.id} is neither sealed nor marked as stored before sealing`);
-        await trx(table).where('id', row.id).update({ [column]: seal(newKey, purpose, plaintext) });
+        await trx(table)
+          .where('id', row.id)
+          .update({ [column]: seal(newKey, purpose, plaintext) });
       }
       counts[`${table}.${column}`] = rows.length;
     }
-    await trx('settings').where('name', KEY_CHECK.name).update({ value: seal(newKey, KEY_CHECK.purpose, KEY_CHECK.text) });
+    await trx('settings')
+      .where('name', KEY_CHECK.name)
+      .update({ value: seal(newKey, KEY_CHECK.purpose, KEY_CHECK.text) });
     return counts;
   });
 }

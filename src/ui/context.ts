@@ -50,7 +50,8 @@ export function uiState(services: Services) {
     if (flashCookie && ctx.method === 'GET') {
       try {
         const parsed = JSON.parse(Buffer.from(flashCookie, 'base64url').toString('utf8'));
-        if ((parsed.kind === 'notice' || parsed.kind === 'error') && typeof parsed.text === 'string') flash = { kind: parsed.kind, text: parsed.text.slice(0, 500) };
+        if ((parsed.kind === 'notice' || parsed.kind === 'error') && typeof parsed.text === 'string')
+          flash = { kind: parsed.kind, text: parsed.text.slice(0, 500) };
       } catch {
         // unreadable: dropped below
       }

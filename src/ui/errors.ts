@@ -70,7 +70,11 @@ const TITLES: Record<number, string> = {
 /** Renders an error page. */
 export function errorPage(ctx: Context, status: number, title: string, message: string, details: ErrorDetail[] = []): void {
   const list = details.length ? html`<ul class="errors">${details.map((d) => html`<li><code>${d.path}</code> ${d.message}</li>`)}</ul>` : '';
-  renderPage(ctx, { title, status }, html`<section class="card error-page"><h1>${title}</h1><p>${message}</p>${list}<p><a href="/">Back to the start page</a></p></section>`);
+  renderPage(
+    ctx,
+    { title, status },
+    html`<section class="card error-page"><h1>${title}</h1><p>${message}</p>${list}<p><a href="/">Back to the start page</a></p></section>`,
+  );
 }
 
 /**

@@ -14,7 +14,8 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 
 // Scripts and styles come only from /-/static; pages are never framed and forms post only here.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 async function securityHeaders(ctx: Context, next: Next) {
   ctx.set('Content-Security-Policy', CSP);

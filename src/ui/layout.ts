@@ -34,7 +34,9 @@ function header(ctx: Context): SafeHtml {
 
 function crumbs(list: Crumb[] | undefined): SafeHtml | '' {
   if (!list || list.length < 2) return ''; // one step repeats the page's own heading
-  const items = list.map((c, i) => (c.href && i < list.length - 1 ? html`<li><a href="${c.href}">${c.label}</a></li>` : html`<li aria-current="page">${c.label}</li>`));
+  const items = list.map((c, i) =>
+    c.href && i < list.length - 1 ? html`<li><a href="${c.href}">${c.label}</a></li>` : html`<li aria-current="page">${c.label}</li>`,
+  );
   return html`<nav class="crumbs" aria-label="Breadcrumb"><ol>${items}</ol></nav>`;
 }
 

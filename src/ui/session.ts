@@ -76,7 +76,10 @@ export async function loadSession(db: Db, id: string | undefined): Promise<UiSes
   const token = open(id, row.token_box);
   if (token === null) return null;
   const renewed = now - Number(row.last_seen_at) > TOUCH_EVERY_MS;
-  if (renewed) await db('ui_sessions').where('id_hash', row.id_hash).update({ last_seen_at: now, expires_at: now + SESSION_IDLE_MS });
+  if (renewed)
+    await db('ui_sessions')
+      .where('id_hash', row.id_hash)
+      .update({ last_seen_at: now, expires_at: now + SESSION_IDLE_MS });
   return { id, userId: row.user_id, login: row.login, token, renewed };
 }
 

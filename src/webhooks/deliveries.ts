@@ -46,7 +46,24 @@ export function toDelivery(row: any): Delivery {
 }
 
 /** Columns a listing needs: everything but the payload bytes. */
-export const DELIVERY_COLUMNS = ['id', 'webhook_id', 'event_id', 'guid', 'event', 'action', 'status', 'attempts', 'next_attempt_at', 'redelivery', 'redelivery_of', 'status_code', 'error', 'duration_ms', 'last_attempt_at', 'created_at'];
+export const DELIVERY_COLUMNS = [
+  'id',
+  'webhook_id',
+  'event_id',
+  'guid',
+  'event',
+  'action',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'redelivery',
+  'redelivery_of',
+  'status_code',
+  'error',
+  'duration_ms',
+  'last_attempt_at',
+  'created_at',
+];
 
 /** The exact body bytes of each delivery: its own (pings) or its event's, fixed when the event happened. */
 export async function deliveryBodies(db: Db, rows: { id: number; event_id: number | null; payload?: string | null }[]): Promise<Map<number, string>> {
@@ -54,7 +71,10 @@ export async function deliveryBodies(db: Db, rows: { id: number; event_id: numbe
   const eventIds = [...new Set(rows.filter((r) => r.payload == null && r.event_id != null).map((r) => Number(r.event_id)))];
   const payloads = new Map<number, string>();
   for (let i = 0; i < eventIds.length; i += 500) {
-    for (const e of await db('events').whereIn('id', eventIds.slice(i, i + 500)).select('id', 'payload')) payloads.set(Number(e.id), e.payload);
+    for (const e of await db('events')
+      .whereIn('id', eventIds.slice(i, i + 500))
+      .select('id', 'payload'))
+      payloads.set(Number(e.id), e.payload);
   }
   for (const r of rows) {
     const body = r.payload ?? (r.event_id != null ? payloads.get(Number(r.event_id)) : undefined);

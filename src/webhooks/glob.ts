@@ -64,7 +64,8 @@ function classAt(cps: string[], open: number, end: number): { test: Test; after:
     } else ranges.push([cps[i], cps[i]]);
   }
   if (i >= end) return undefined;
-  const inSet = (c: string) => ranges.some(([lo, hi]) => (lo.codePointAt(0) as number) <= (c.codePointAt(0) as number) && (c.codePointAt(0) as number) <= (hi.codePointAt(0) as number));
+  const inSet = (c: string) =>
+    ranges.some(([lo, hi]) => (lo.codePointAt(0) as number) <= (c.codePointAt(0) as number) && (c.codePointAt(0) as number) <= (hi.codePointAt(0) as number));
   return { test: negate ? (c) => c !== '/' && !inSet(c) : inSet, after: i + 1 };
 }
 

@@ -33,7 +33,11 @@ export async function listDeliveries(
   webhookId: number,
   options: { status?: DeliveryStatus; limit: number; before?: number },
 ): Promise<{ deliveries: Delivery[]; next: number | null }> {
-  const q = db('deliveries').where('webhook_id', webhookId).orderBy('id', 'desc').limit(options.limit + 1).select(DELIVERY_COLUMNS);
+  const q = db('deliveries')
+    .where('webhook_id', webhookId)
+    .orderBy('id', 'desc')
+    .limit(options.limit + 1)
+    .select(DELIVERY_COLUMNS);
   if (options.status) q.where('status', options.status);
   if (options.before !== undefined) q.where('id', '<', options.before);
   const rows = (await q).map(toDelivery);

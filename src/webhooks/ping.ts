@@ -7,7 +7,13 @@ import { repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
 import type { Webhook } from './model.ts';
 import type { PingPayload } from '../domain/payloads/schemas/ping.ts';
 
-const ZEN = ['Keep it logically awesome.', 'Design for failure.', 'Half measures are as bad as nothing at all.', 'Anything added dilutes everything else.', 'Approachable is better than simple.'];
+const ZEN = [
+  'Keep it logically awesome.',
+  'Design for failure.',
+  'Half measures are as bad as nothing at all.',
+  'Anything added dilutes everything else.',
+  'Approachable is better than simple.',
+];
 
 /** The `ping` payload of SPEC §6: the hook as it is now, a zen line, repository and sender. */
 export function pingPayload(config: Config, repo: Repository, sender: User | null, hook: Webhook): PingPayload {

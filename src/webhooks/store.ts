@@ -39,7 +39,13 @@ export async function findWebhook(db: Db | Knex.Transaction, id: number): Promis
  * its first `ping` delivery in the same transaction. Returns the webhook and the secret,
  * which the caller shows once and never again. Call notifyDeliveries() after.
  */
-export async function createWebhook(db: Db, config: Config, repo: Repository, sender: User, input: WebhookInput & { url: string }): Promise<{ webhook: Webhook; secret: string }> {
+export async function createWebhook(
+  db: Db,
+  config: Config,
+  repo: Repository,
+  sender: User,
+  input: WebhookInput & { url: string },
+): Promise<{ webhook: Webhook; secret: string }> {
   const secret = input.secret ?? generateSecret();
   const webhook = await db.transaction(async (trx) => {
     // Serialize creations per repository on Postgres so the limit of 20 holds under races.

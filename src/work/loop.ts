@@ -67,7 +67,13 @@ export function createWorkLoop<T>(o: WorkLoopOptions<T>): WorkLoop {
   function launch(item: T) {
     const controller = new AbortController();
     const abort = (reason: unknown) => controller.abort(reason);
-    const stopBeat = o.renew ? heartbeat(() => o.renew!(item), o.renewEveryMs ?? 1000, () => abort(o.reasons?.leaseLost ?? 'lease-lost')) : () => {};
+    const stopBeat = o.renew
+      ? heartbeat(
+          () => o.renew!(item),
+          o.renewEveryMs ?? 1000,
+          () => abort(o.reasons?.leaseLost ?? 'lease-lost'),
+        )
+      : () => {};
     const work: Promise<void> = Promise.resolve()
       .then(() => o.run(item, { signal: controller.signal, abort }))
       .catch((err) => o.onError(err, item))
@@ -118,7 +124,8 @@ export function createWorkLoop<T>(o: WorkLoopOptions<T>): WorkLoop {
       if (o.stopMode === 'abort') for (const { controller } of running.values()) controller.abort(o.reasons?.stop ?? 'shutdown');
       await claims.stop();
       // Items claimed during the last claim started after the aborts above: abort them too.
-      if (o.stopMode === 'abort') for (const { controller } of running.values()) if (!controller.signal.aborted) controller.abort(o.reasons?.stop ?? 'shutdown');
+      if (o.stopMode === 'abort')
+        for (const { controller } of running.values()) if (!controller.signal.aborted) controller.abort(o.reasons?.stop ?? 'shutdown');
       await Promise.all([...running.keys()]);
     },
   };

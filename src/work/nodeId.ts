@@ -27,7 +27,10 @@ const dirTag = (dataDir: string) => createHash('sha256').update(dataDir).digest(
 
 /** The host part of this machine's node ids (cut so that a whole id fits its column). */
 function hostPart(tail: string): string {
-  return os.hostname().replace(/:/g, '_').slice(0, MAX_LENGTH - tail.length - 1);
+  return os
+    .hostname()
+    .replace(/:/g, '_')
+    .slice(0, MAX_LENGTH - tail.length - 1);
 }
 
 /** A fresh node id for a worker of this process on `dataDir` (see the format above). */

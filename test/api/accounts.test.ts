@@ -65,8 +65,21 @@ t.test('tokens: missing, malformed, unknown, expired and revoked are 401', async
 t.test('bad bodies: malformed JSON 400, not JSON 415, oversize 413, schema 422 with every field', async (t) => {
   const w = await startWharf(t);
   isError(t, await w.api('POST', '/api/v1/user/tokens', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } }), 400, 'bad_request');
-  isError(t, await w.api('POST', '/api/v1/user/tokens', { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
-  isError(t, await w.api('POST', '/api/v1/user/tokens', { rawBody: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }), headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+  isError(
+    t,
+    await w.api('POST', '/api/v1/user/tokens', { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    415,
+    'unsupported_media_type',
+  );
+  isError(
+    t,
+    await w.api('POST', '/api/v1/user/tokens', {
+      rawBody: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+      headers: { 'content-type': 'application/json' },
+    }),
+    413,
+    'payload_too_large',
+  );
   const invalid = await w.api('POST', '/api/v1/user/tokens', { body: { name: 5, expires_in: [], extra: true } });
   isError(t, invalid, 422, 'validation_failed');
   t.same(invalid.body.error.details.map((d: any) => d.path).sort(), ['/expires_in', '/extra', '/name']);
@@ -111,9 +124,15 @@ t.test('organizations, members and repositories follow the roles', async (t) => 
   await buildRepo(w, 'acme', 'open-door', 'public');
   await buildRepo(w, 'acme', 'in-house', 'internal');
   const seenByOutsider = await w.api('GET', '/api/v1/orgs/acme/repos', { token: outsider.token });
-  t.same(seenByOutsider.body.map((r: any) => r.name), ['in-house', 'open-door']);
+  t.same(
+    seenByOutsider.body.map((r: any) => r.name),
+    ['in-house', 'open-door'],
+  );
   const seenByMember = await w.api('GET', '/api/v1/orgs/acme/repos', { token: member.token });
-  t.same(seenByMember.body.map((r: any) => r.name), ['in-house', 'open-door', 'widgets']);
+  t.same(
+    seenByMember.body.map((r: any) => r.name),
+    ['in-house', 'open-door', 'widgets'],
+  );
   isError(t, await w.api('GET', '/api/v1/orgs/nope/repos'), 404, 'not_found');
 
   t.equal((await w.api('GET', '/api/v1/repos/acme/widgets', { token: member.token })).status, 200);
@@ -136,7 +155,10 @@ t.test("a repository's default branch follows git's branch name rules; dotted an
   await w.api('POST', '/api/v1/orgs', { body: { name: 'acme' } });
   for (const bad of ['x.lock', 'a//b', '/a', 'a/', '.hidden', 'a/.b', 'a..b', 'a.', '-a', 'a b'])
     isError(t, await w.api('POST', '/api/v1/orgs/acme/repos', { body: { name: `bad-${bad.length}`, default_branch: bad } }), 422, 'validation_failed');
-  for (const [name, branch] of [['dotted', 'release-1.0'], ['nested', 'team/dev']]) {
+  for (const [name, branch] of [
+    ['dotted', 'release-1.0'],
+    ['nested', 'team/dev'],
+  ]) {
     const made = await w.api('POST', '/api/v1/orgs/acme/repos', { body: { name, default_branch: branch } });
     t.equal(made.status, 201, `default branch ${branch}`);
     const head = (await import('node:fs')).readFileSync(`${w.config.reposDir}/acme/${name}.git/HEAD`, 'utf8');

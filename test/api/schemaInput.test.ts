@@ -20,15 +20,26 @@ t.test('path ids and query numbers are plain decimals; bad query values are one 
 
   const page = await w.api('GET', `${base}?limit=1`);
   t.equal(page.status, 200);
-  t.same(page.body.map((i: any) => i.number), [2]);
+  t.same(
+    page.body.map((i: any) => i.number),
+    [2],
+  );
   t.equal(page.headers.get('link'), `<${base}?state=open&limit=1&cursor=2>; rel="next"`, 'defaults filled in, the next page linked');
   const last = await w.api('GET', `${base}?limit=5&limit=1&cursor=2`);
-  t.same(last.body.map((i: any) => i.number), [1], 'a repeated parameter counts by its last value');
+  t.same(
+    last.body.map((i: any) => i.number),
+    [1],
+    'a repeated parameter counts by its last value',
+  );
 
   for (const limit of ['1e1', '+5', ' 5', '0x5', '0', '101', 'ten']) {
     const res = await w.api('GET', `${base}?limit=${encodeURIComponent(limit)}`);
     t.equal(res.status, 422, `limit=${limit}`);
-    t.same(res.body.error.details.map((d: any) => d.path), ['/limit'], `limit=${limit}`);
+    t.same(
+      res.body.error.details.map((d: any) => d.path),
+      ['/limit'],
+      `limit=${limit}`,
+    );
   }
   const all = await w.api('GET', `${base}?state=shut&limit=0&cursor=-1`);
   t.equal(all.status, 422);

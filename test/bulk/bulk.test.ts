@@ -6,7 +6,15 @@ const path = '/api/v1/repos/acme/app/issues/bulk';
 
 /** A valid import record. */
 function record(number: number, extra: Record<string, unknown> = {}) {
-  return { number, title: `Issue ${number}`, body: `Body of ${number}`, labels: number % 2 ? ['bug', 'imported'] : ['imported'], assignees: ['someone-elsewhere'], state: number % 3 ? 'open' : 'closed', ...extra };
+  return {
+    number,
+    title: `Issue ${number}`,
+    body: `Body of ${number}`,
+    labels: number % 2 ? ['bug', 'imported'] : ['imported'],
+    assignees: ['someone-elsewhere'],
+    state: number % 3 ? 'open' : 'closed',
+    ...extra,
+  };
 }
 
 async function issueCount(w: TestWharf) {
@@ -16,7 +24,9 @@ async function issueCount(w: TestWharf) {
 t.test('bulk: 10,000 issues in one call, labels created, numbering continues after the highest, no events', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
-  const issues = Array.from({ length: 10_000 }, (_, i) => record(i + 1, i === 41 ? { created_at: '2020-01-02T03:04:05Z', closed_at: '2021-01-01T00:00:00Z', state: 'closed' } : {}));
+  const issues = Array.from({ length: 10_000 }, (_, i) =>
+    record(i + 1, i === 41 ? { created_at: '2020-01-02T03:04:05Z', closed_at: '2021-01-01T00:00:00Z', state: 'closed' } : {}),
+  );
   const answer = await w.api('POST', path, { body: { issues } });
   t.equal(answer.status, 200);
   t.same(answer.body, { created: 10_000, updated: 0, skipped: 0 });
@@ -38,7 +48,10 @@ t.test('bulk: 10,000 issues in one call, labels created, numbering continues aft
   await setBranch(dir, 'main', root);
   await setBranch(dir, 'f', await commitFiles(dir, [root], { 'a.txt': 'b\n' }, 'b'));
   t.equal((await w.api('POST', '/api/v1/repos/acme/app/pulls', { body: { title: 'PR', head: 'f' } })).body.number, 10_002);
-  t.same((await eventsOf(w, repo)).map((e) => e.type), ['issue', 'pull_request']);
+  t.same(
+    (await eventsOf(w, repo)).map((e) => e.type),
+    ['issue', 'pull_request'],
+  );
 });
 
 t.test('bulk: one invalid record among valid ones writes nothing; details name each record and field', async (t) => {
@@ -49,18 +62,34 @@ t.test('bulk: one invalid record among valid ones writes nothing; details name e
   issues[7] = { ...record(8), state: 'resolved', labels: 'bug', color: 'red' };
   issues[9] = { ...record(10), number: '10', created_at: 'yesterday' };
   const answer = await w.api('POST', path, { body: { issues } });
-  isError(t, answer, 422, 'validation_failed', ['/issues/3/title', '/issues/7/state', '/issues/7/labels', '/issues/7/color', '/issues/9/number', '/issues/9/created_at']);
+  isError(t, answer, 422, 'validation_failed', [
+    '/issues/3/title',
+    '/issues/7/state',
+    '/issues/7/labels',
+    '/issues/7/color',
+    '/issues/9/number',
+    '/issues/9/created_at',
+  ]);
   t.equal(await issueCount(w), 0, 'nothing written');
 
   isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2), record(1)] } }), 422, 'validation_failed', ['/issues/2/number']);
   // Schema failures and duplicates are reported together.
-  isError(t, await w.api('POST', path, { body: { issues: [record(1), { number: 1 }, record(2), record(2)] } }), 422, 'validation_failed', ['/issues/1/number', '/issues/1/title', '/issues/3/number']);
-  isError(t, await w.api('POST', path, { body: { issues: [record(1)], on_conflict: 'merge', dry_run: true } }), 422, 'validation_failed', ['/dry_run', '/on_conflict']);
+  isError(t, await w.api('POST', path, { body: { issues: [record(1), { number: 1 }, record(2), record(2)] } }), 422, 'validation_failed', [
+    '/issues/1/number',
+    '/issues/1/title',
+    '/issues/3/number',
+  ]);
+  isError(t, await w.api('POST', path, { body: { issues: [record(1)], on_conflict: 'merge', dry_run: true } }), 422, 'validation_failed', [
+    '/dry_run',
+    '/on_conflict',
+  ]);
   isError(t, await w.api('POST', path, { body: { on_conflict: 'skip' } }), 422, 'validation_failed', ['/issues']);
   isError(t, await w.api('POST', path, { body: [record(1)] }), 422, 'validation_failed');
   isError(t, await w.api('POST', path, { body: { issues: [record(0)] } }), 422, 'validation_failed', ['/issues/0/number']);
   // A NUL is refused as the body is read, before the schema runs: its detail comes alone.
-  isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2, { body: 'nul \u0000' }), record(2147483648)] } }), 422, 'validation_failed', ['/issues/1/body']);
+  isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2, { body: 'nul \u0000' }), record(2147483648)] } }), 422, 'validation_failed', [
+    '/issues/1/body',
+  ]);
   isError(t, await w.api('POST', path, { body: { issues: [record(1), record(2147483648)] } }), 422, 'validation_failed', ['/issues/1/number']);
   t.equal(await issueCount(w), 0);
 });
@@ -80,11 +109,17 @@ t.test('bulk: on_conflict error, skip and update', async (t) => {
   isError(t, clash, 409, 'conflict', ['/issues/1/number', '/issues/2/number']);
   t.equal(await issueCount(w), 2, 'nothing written on 409');
 
-  t.same((await w.api('POST', path, { body: { issues: [record(3), record(1), record(2)], on_conflict: 'skip' } })).body, { created: 1, updated: 0, skipped: 2 });
+  t.same((await w.api('POST', path, { body: { issues: [record(3), record(1), record(2)], on_conflict: 'skip' } })).body, {
+    created: 1,
+    updated: 0,
+    skipped: 2,
+  });
   t.equal((await w.api('GET', '/api/v1/repos/acme/app/issues/1')).body.title, 'Existing', 'skipped issue untouched');
 
   isError(t, await w.api('POST', path, { body: { issues: [record(2, { title: 'not a PR' })], on_conflict: 'update' } }), 409, 'conflict', ['/issues/0/number']);
-  const updated = await w.api('POST', path, { body: { issues: [record(1, { title: 'Renamed', labels: ['new'], state: 'closed' }), record(4), record(3, { labels: [] })], on_conflict: 'update' } });
+  const updated = await w.api('POST', path, {
+    body: { issues: [record(1, { title: 'Renamed', labels: ['new'], state: 'closed' }), record(4), record(3, { labels: [] })], on_conflict: 'update' },
+  });
   t.same(updated.body, { created: 1, updated: 2, skipped: 0 });
   t.match((await w.api('GET', '/api/v1/repos/acme/app/issues/1')).body, { title: 'Renamed', labels: ['new'], state: 'closed', user: 'admin' });
   t.same((await w.api('GET', '/api/v1/repos/acme/app/issues/3')).body.labels, []);
@@ -125,7 +160,11 @@ t.test('bulk: a leap second or any time JavaScript cannot read is a 422 naming t
     record(3, { created_at: '2017-01-01T08:59:60+09:00' }),
     record(4, { created_at: '2016-12-31T23:59:59Z' }),
   ];
-  isError(t, await w.api('POST', path, { body: { issues } }), 422, 'validation_failed', ['/issues/0/created_at', '/issues/1/closed_at', '/issues/2/created_at']);
+  isError(t, await w.api('POST', path, { body: { issues } }), 422, 'validation_failed', [
+    '/issues/0/created_at',
+    '/issues/1/closed_at',
+    '/issues/2/created_at',
+  ]);
   t.equal(await issueCount(w), 0, 'nothing written');
   t.same((await w.api('POST', path, { body: { issues: [issues[3]] } })).body, { created: 1, updated: 0, skipped: 0 });
 });
@@ -156,7 +195,18 @@ t.test('bulk: a repository whose numbers are used up answers 409 to a new issue 
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
   // Only a database written before the bound could hold the last number; put it there directly.
-  await w.running.services.db('issues').insert({ repository_id: repo.id, number: 2147483647, kind: 'issue', title: 'Last', body: '', state: 'open', assignees: '[]', author_id: null, created_at: 0, updated_at: 0 });
+  await w.running.services.db('issues').insert({
+    repository_id: repo.id,
+    number: 2147483647,
+    kind: 'issue',
+    title: 'Last',
+    body: '',
+    state: 'open',
+    assignees: '[]',
+    author_id: null,
+    created_at: 0,
+    updated_at: 0,
+  });
   isError(t, await w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: 'One more' } }), 409, 'conflict');
   const dir = bareDir(w, repo);
   const root = await commitFiles(dir, [], { 'a.txt': 'a\n' }, 'root');

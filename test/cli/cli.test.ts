@@ -13,7 +13,14 @@ async function environment(t: any) {
     await database.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  return { DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: database.url, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0' };
+  return {
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+  };
 }
 
 t.test('org, user and token commands, with their exit codes', async (t) => {
@@ -57,7 +64,12 @@ t.test('serve: first start prints an admin token that works; CLI tokens work; SI
 
 t.test('bad configuration stops start-up with one line naming the variable', async (t) => {
   const env = await environment(t);
-  for (const [name, value] of [['PORT', 'eighty'], ['WEBHOOK_RETRY_SCHEDULE', '0s,soon'], ['DATABASE_URL', 'mysql://x'], ['LOG_LEVEL', 'loud']]) {
+  for (const [name, value] of [
+    ['PORT', 'eighty'],
+    ['WEBHOOK_RETRY_SCHEDULE', '0s,soon'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['LOG_LEVEL', 'loud'],
+  ]) {
     const run = await runCli(['serve'], { ...env, [name]: value });
     t.equal(run.code, 1, name);
     t.match(run.stderr, new RegExp(`^wharf: configuration error: ${name}: .+\\n$`), `${name} named in one line`);

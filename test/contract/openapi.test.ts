@@ -20,7 +20,11 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 /** `METHOD /path/{name}` of every operation in an OpenAPI document. */
 function documented(doc: any): string[] {
   return Object.entries(doc.paths as Record<string, Record<string, unknown>>)
-    .flatMap(([path, ops]) => Object.keys(ops).filter((m) => METHODS.includes(m)).map((m) => `${m.toUpperCase()} /api/v1${path}`))
+    .flatMap(([path, ops]) =>
+      Object.keys(ops)
+        .filter((m) => METHODS.includes(m))
+        .map((m) => `${m.toUpperCase()} /api/v1${path}`),
+    )
     .sort();
 }
 
@@ -29,7 +33,9 @@ function served(services: Services): string[] {
   const app = createApp(services, []);
   const routers = app.middleware.map((m: any) => m.router).filter(Boolean) as Router[];
   return routers
-    .flatMap((router) => router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`)))
+    .flatMap((router) =>
+      router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`)),
+    )
     .sort();
 }
 
@@ -62,7 +68,8 @@ t.test('GET /api/v1/openapi.json: valid OpenAPI 3.1, no token needed, the same a
       t.ok(op.responses['500'] && Object.keys(op.responses).some((s) => s < '300'), `${where}: a success and the errors`);
       for (const [status, answer] of Object.entries<any>(op.responses)) {
         // The health check answers 503 with its own body: the one error status that is an answer of its route.
-        if (Number(status) >= 400 && !(op.operationId === 'getHealth' && status === '503')) t.same(answer.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${where} ${status}: the SPEC §4 error`);
+        if (Number(status) >= 400 && !(op.operationId === 'getHealth' && status === '503'))
+          t.same(answer.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${where} ${status}: the SPEC §4 error`);
       }
       t.same(op.security, op['x-access'] === 'public' ? [] : [{ bearerAuth: [] }], `${where}: security matches its access rule`);
     }
@@ -88,11 +95,61 @@ t.test('the answer check: a body or status its route does not declare becomes a 
   const w = await startWharf(t);
   const schema = { type: 'object', additionalProperties: false, required: ['n'], properties: { n: { type: 'integer' } } } as const;
   const routes = [
-    route({ id: 'good', method: 'get', path: '/good', summary: '', tag: 't', access: 'public', answers: { 200: schema }, handler: (_i, ctx) => void (ctx.body = { n: 1 }) }),
-    route({ id: 'badBody', method: 'get', path: '/bad-body', summary: '', tag: 't', access: 'public', answers: { 200: schema }, handler: (_i, ctx) => void (ctx.body = { n: '1' }) }),
-    route({ id: 'badStatus', method: 'get', path: '/bad-status', summary: '', tag: 't', access: 'public', answers: { 200: schema }, handler: (_i, ctx) => void ((ctx.status = 201), (ctx.body = { n: 1 })) }),
-    route({ id: 'badError', method: 'get', path: '/bad-error', summary: '', tag: 't', access: 'public', answers: { 200: schema }, handler: () => { throw conflict('undeclared'); } }),
-    route({ id: 'goodError', method: 'get', path: '/good-error', summary: '', tag: 't', access: 'public', answers: { 200: schema }, errors: [409], handler: () => { throw conflict('declared'); } }),
+    route({
+      id: 'good',
+      method: 'get',
+      path: '/good',
+      summary: '',
+      tag: 't',
+      access: 'public',
+      answers: { 200: schema },
+      handler: (_i, ctx) => void (ctx.body = { n: 1 }),
+    }),
+    route({
+      id: 'badBody',
+      method: 'get',
+      path: '/bad-body',
+      summary: '',
+      tag: 't',
+      access: 'public',
+      answers: { 200: schema },
+      handler: (_i, ctx) => void (ctx.body = { n: '1' }),
+    }),
+    route({
+      id: 'badStatus',
+      method: 'get',
+      path: '/bad-status',
+      summary: '',
+      tag: 't',
+      access: 'public',
+      answers: { 200: schema },
+      handler: (_i, ctx) => void ((ctx.status = 201), (ctx.body = { n: 1 })),
+    }),
+    route({
+      id: 'badError',
+      method: 'get',
+      path: '/bad-error',
+      summary: '',
+      tag: 't',
+      access: 'public',
+      answers: { 200: schema },
+      handler: () => {
+        throw conflict('undeclared');
+      },
+    }),
+    route({
+      id: 'goodError',
+      method: 'get',
+      path: '/good-error',
+      summary: '',
+      tag: 't',
+      access: 'public',
+      answers: { 200: schema },
+      errors: [409],
+      handler: () => {
+        throw conflict('declared');
+      },
+    }),
   ];
   const serve = async (services: Services) => {
     const app = new Koa();

@@ -90,11 +90,11 @@ export async function everyEvent(t: Test, options: { only?: 'ping' } = {}): Prom
 
   // A pull request: opened, edited, synchronized by a real push, closed, reopened, merged.
   await git('checkout', '-q', '-b', 'fix-arm', 'main');
-  await g.commit(work, 'Link with --no-keep-memory on ARM', { 'Makefile': 'LDFLAGS += -Wl,--no-keep-memory\n' });
+  await g.commit(work, 'Link with --no-keep-memory on ARM', { Makefile: 'LDFLAGS += -Wl,--no-keep-memory\n' });
   await git('push', '-q', 'origin', 'fix-arm');
   const pull = await api('POST', '/pulls', 201, { title: 'Fix the ARM build', body: `Fixes #${issue.number}.`, head: 'fix-arm' });
   await api('PATCH', `/pulls/${pull.number}`, 200, { title: 'Fix the ARM64 build' });
-  await g.commit(work, 'Explain the flag', { 'Makefile': '# Saves memory when linking on small boards.\nLDFLAGS += -Wl,--no-keep-memory\n' });
+  await g.commit(work, 'Explain the flag', { Makefile: '# Saves memory when linking on small boards.\nLDFLAGS += -Wl,--no-keep-memory\n' });
   await git('push', '-q', 'origin', 'fix-arm');
   await w.pushesRecorded();
   await api('PATCH', `/pulls/${pull.number}`, 200, { state: 'closed' });

@@ -39,8 +39,14 @@ function typeOf(s: any): string {
   if (s.const !== undefined) return `\`"${s.const}"\``;
   const types: string[] = [].concat(s.type ?? []);
   let text = s.enum
-    ? s.enum.filter((v: unknown) => v !== null).map((v: string) => `\`"${v}"\``).join(', ')
-    : types.filter((x) => x !== 'null').map((x) => (x === 'array' ? `array of ${s.items.properties ? 'objects' : typeOf(s.items)}` : x)).join(' or ');
+    ? s.enum
+        .filter((v: unknown) => v !== null)
+        .map((v: string) => `\`"${v}"\``)
+        .join(', ')
+    : types
+        .filter((x) => x !== 'null')
+        .map((x) => (x === 'array' ? `array of ${s.items.properties ? 'objects' : typeOf(s.items)}` : x))
+        .join(' or ');
   if (s.format) text += ` (${s.format})`;
   if (types.includes('null')) text += ', or null';
   return text;
@@ -73,7 +79,11 @@ t.test('the guide lists exactly the fields of every schema, valid examples and t
   const { repository, sender } = PAYLOAD_SCHEMAS.issue.properties;
   t.same(fieldTable('common'), ['`event` | string', '`action` | string', ...schemaRows({ properties: { repository, sender } })], 'the common fields');
   const documented = [...DOC.matchAll(/^\| `([\w-]+)` \| (?:yes|only for a `whsec_` secret) \|/gm)].map((m) => m[1]);
-  t.same(documented, DELIVERY_HEADERS.map((h) => h.name), 'the header table lists DELIVERY_HEADERS');
+  t.same(
+    documented,
+    DELIVERY_HEADERS.map((h) => h.name),
+    'the header table lists DELIVERY_HEADERS',
+  );
 });
 
 /** Runs a program with the body on stdin; returns what it printed and its exit code. */
@@ -108,7 +118,12 @@ t.test("the guide's verification snippets accept a real delivery and refuse a ta
   const programs = (standard: boolean) => [
     ['node', 'verify-signature.mjs'],
     ['python3', 'verify_signature.py'],
-    ...(standard ? [['node', 'verify-standard.mjs'], ['python3', 'verify_standard.py']] : []),
+    ...(standard
+      ? [
+          ['node', 'verify-standard.mjs'],
+          ['python3', 'verify_standard.py'],
+        ]
+      : []),
   ];
   for (const r of s.received) {
     const standard = r.hookId === s.standard.id;
@@ -125,4 +140,3 @@ t.test("the guide's verification snippets accept a real delivery and refuse a ta
     }
   }
 });
-

@@ -37,7 +37,11 @@ t.test('SIGKILL in the middle of a storm of deliveries, then restart: every deli
   const first = await serve(env);
   current = first.child;
   const api = (url: string, method: string, p: string, body?: unknown) =>
-    fetch(url + p, { method, headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }));
+    fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }));
   t.equal((await api(first.url, 'POST', '/api/v1/orgs/demo/repos', { name: 'app' })).status, 201);
   const hook = await api(first.url, 'POST', '/api/v1/repos/demo/app/webhooks', { url: `${rx.url}/storm`, events: ['*'] });
   t.equal(hook.status, 201);
@@ -61,13 +65,17 @@ t.test('SIGKILL in the middle of a storm of deliveries, then restart: every deli
     async () => {
       const res = await api(second.url, 'GET', `/api/v1/webhooks/${hook.body.id}/deliveries?limit=1`);
       return res.body?.successful === guids.size + 1 && res.body.pending === 0 ? res.body : null;
-    }, { what: 'every delivery to succeed after the restart', timeoutMs: 90_000 },
+    },
+    { what: 'every delivery to succeed after the restart', timeoutMs: 90_000 },
   );
   t.match(done, { total: guids.size + 1, successful: guids.size + 1, failed: 0, pending: 0 });
   const distinct = new Set(rx.received.map((r) => r.guid));
   for (const g of guids) if (!distinct.has(g)) t.fail(`delivery ${g} never arrived`);
   t.equal(distinct.size, guids.size + 1, 'every delivery arrived (the creation ping too)');
-  t.ok(rx.received.every((r) => r.signatureOk), 'all signed');
+  t.ok(
+    rx.received.every((r) => r.signatureOk),
+    'all signed',
+  );
   // A repeat is an attempt number sent twice for one guid: what the kill cut off. (An
   // attempt that timed out on a busy machine is retried under the next number: not a repeat.)
   const pairs = new Set(rx.received.map((r) => `${r.guid}:${r.attempt}`));

@@ -14,12 +14,18 @@ t.test('SIGKILL mid-delivery to a receiver that always fails: every delivery is 
   await fleet.first.kill();
   const atKill = rx.received.length;
   await fleet.serve();
-  await waitFor(async () => {
-    const c = await fleet.counts();
-    return c.total === 300 && c.pending === 0;
-  }, { what: 'every delivery to have failed for good', timeoutMs: 120_000 });
+  await waitFor(
+    async () => {
+      const c = await fleet.counts();
+      return c.total === 300 && c.pending === 0;
+    },
+    { what: 'every delivery to have failed for good', timeoutMs: 120_000 },
+  );
   const rows = await fleet.deliveries();
-  t.ok(rows.every((r) => r.status === 'failed'), 'every delivery failed for good');
+  t.ok(
+    rows.every((r) => r.status === 'failed'),
+    'every delivery failed for good',
+  );
 
   const seen = attemptsByGuid(rx.received);
   t.equal(seen.size, 300, 'the receiver saw every delivery');

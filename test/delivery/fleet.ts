@@ -56,7 +56,11 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
 
   const first = await serve();
   const api = async (method: string, p: string, body?: unknown) => {
-    const r = await fetch(first.url + p, { method, headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(first.url + p, {
+      method,
+      headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: r.status, body: (await r.json().catch(() => null)) as any };
   };
   const repo = await api('POST', '/api/v1/orgs/demo/repos', { name: 'app' });
@@ -75,27 +79,45 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
     /** Records `n` issue events (one delivery each), as a producer would; the nodes find them by polling or NOTIFY. */
     async raise(n: number): Promise<void> {
       for (let i = 0; i < n; i += 1000) {
-        const list = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ repositoryId: Number(repo.body.id), type: 'issue' as const, action: 'opened', senderId: null, payload: { action: 'opened', seq: i + k } }));
+        const list = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
+          repositoryId: Number(repo.body.id),
+          type: 'issue' as const,
+          action: 'opened',
+          senderId: null,
+          payload: { action: 'opened', seq: i + k },
+        }));
         await recordEvents(db!, list);
       }
     },
     /** How many of the webhook's event deliveries there are, and how many are still pending (one cheap query, for polling). */
     async counts(): Promise<{ total: number; pending: number }> {
-      const [row] = await db!('deliveries').where('webhook_id', Number(hook.body.id)).where('event', 'issue').select(db!.raw("count(*) AS total, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending"));
+      const [row] = await db!('deliveries')
+        .where('webhook_id', Number(hook.body.id))
+        .where('event', 'issue')
+        .select(db!.raw("count(*) AS total, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending"));
       return { total: Number(row.total), pending: Number(row.pending ?? 0) };
     },
     /** The webhook's deliveries as rows, with their counts of attempts and of recorded attempt rows. */
     async deliveries(): Promise<{ guid: string; status: string; attempts: number; recorded: number[]; recordedFailures: number[] }[]> {
       const rows = await db!('deliveries').where('webhook_id', Number(hook.body.id)).where('event', 'issue').select('id', 'guid', 'status', 'attempts');
-      const attempts = await db!('delivery_attempts').whereIn('delivery_id', db!('deliveries').where('webhook_id', Number(hook.body.id)).select('id')).select('delivery_id', 'attempt', 'status_code');
+      const attempts = await db!('delivery_attempts')
+        .whereIn('delivery_id', db!('deliveries').where('webhook_id', Number(hook.body.id)).select('id'))
+        .select('delivery_id', 'attempt', 'status_code');
       const byId = new Map<number, number[]>();
       const failures = new Map<number, number[]>();
       for (const a of attempts) {
         byId.set(Number(a.delivery_id), [...(byId.get(Number(a.delivery_id)) ?? []), Number(a.attempt)]);
-        if (!(a.status_code >= 200 && a.status_code < 300)) failures.set(Number(a.delivery_id), [...(failures.get(Number(a.delivery_id)) ?? []), Number(a.attempt)]);
+        if (!(a.status_code >= 200 && a.status_code < 300))
+          failures.set(Number(a.delivery_id), [...(failures.get(Number(a.delivery_id)) ?? []), Number(a.attempt)]);
       }
       const sorted = (list: number[] = []) => list.sort((a, b) => a - b);
-      return rows.map((r) => ({ guid: r.guid, status: r.status, attempts: Number(r.attempts), recorded: sorted(byId.get(Number(r.id))), recordedFailures: sorted(failures.get(Number(r.id))) }));
+      return rows.map((r) => ({
+        guid: r.guid,
+        status: r.status,
+        attempts: Number(r.attempts),
+        recorded: sorted(byId.get(Number(r.id))),
+        recordedFailures: sorted(failures.get(Number(r.id))),
+      }));
     },
   };
 }

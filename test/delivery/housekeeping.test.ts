@@ -30,15 +30,31 @@ t.test('finished deliveries older than DELIVERY_RETENTION are pruned; pending on
   // A pending delivery, due in an hour: pruning must leave it alone.
   const db = connect(w.database.url);
   const now = Date.now();
-  await db('deliveries').insert({ webhook_id: off.id, payload: '{}', guid: '00000000-0000-4000-8000-000000000000', event: 'ping', status: 'pending', attempts: 0, next_attempt_at: now + 3_600_000, created_at: now });
+  await db('deliveries').insert({
+    webhook_id: off.id,
+    payload: '{}',
+    guid: '00000000-0000-4000-8000-000000000000',
+    event: 'ping',
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now + 3_600_000,
+    created_at: now,
+  });
   await db.destroy();
   // A process with a 1 ms retention prunes at start-up.
   const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1ms' });
-  const rows = await waitFor(async () => {
-    const r = await sibling.services.db('deliveries').select('webhook_id', 'status');
-    return r.every((d: any) => d.status === 'pending') ? r : null;
-  }, { what: 'the finished ping pruned' });
-  t.same(rows.map((r: any) => [Number(r.webhook_id), r.status]), [[off.id, 'pending']], 'only the pending delivery is left');
+  const rows = await waitFor(
+    async () => {
+      const r = await sibling.services.db('deliveries').select('webhook_id', 'status');
+      return r.every((d: any) => d.status === 'pending') ? r : null;
+    },
+    { what: 'the finished ping pruned' },
+  );
+  t.same(
+    rows.map((r: any) => [Number(r.webhook_id), r.status]),
+    [[off.id, 'pending']],
+    'only the pending delivery is left',
+  );
   t.equal(Number((await sibling.services.db('delivery_attempts').count({ n: '*' }))[0].n), 0, 'attempts went with their deliveries');
   await sibling.stop();
 });
@@ -52,7 +68,13 @@ t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION
   await waitFor(() => rx.received.length === 2, { what: 'the creation pings' });
   // old: delivered long ago. unheard: nobody wanted it. pending: its delivery is still being retried.
   // redeliverable: old, but its delivery finished recently. recent: new and delivered.
-  const [old, unheard, pending, redeliverable, recent] = await raise(w, repo, [{ type: 'push' }, { type: 'issue' }, { type: 'release' }, { type: 'push' }, { type: 'push' }]);
+  const [old, unheard, pending, redeliverable, recent] = await raise(w, repo, [
+    { type: 'push' },
+    { type: 'issue' },
+    { type: 'release' },
+    { type: 'push' },
+    { type: 'push' },
+  ]);
   await waitFor(() => rx.received.length === 6, { what: 'every first attempt' });
   const db = w.running.services.db;
   await waitFor(async () => Number((await db('deliveries').whereNotNull('last_attempt_at').count({ n: '*' }))[0].n) === 6, { what: 'the results written' });
@@ -64,26 +86,45 @@ t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION
   await aged('events').whereIn('id', [old, unheard, pending, redeliverable]).update({ created_at: twoHoursAgo });
   await aged('deliveries').whereIn('event_id', [old]).update({ finished_at: twoHoursAgo });
   await aged('deliveries').where({ webhook_id: hook.id, event: 'ping' }).update({ finished_at: twoHoursAgo });
-  await aged('deliveries').where({ webhook_id: failing.id, event: 'release' }).update({ next_attempt_at: Date.now() + 3_600_000 });
+  await aged('deliveries')
+    .where({ webhook_id: failing.id, event: 'release' })
+    .update({ next_attempt_at: Date.now() + 3_600_000 });
   const pendingDelivery = await aged('deliveries').where('event_id', pending).first('status');
   t.equal(pendingDelivery.status, 'pending', 'the failing delivery waits for its retry');
   await aged.destroy();
 
   const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1h' });
   const sdb = sibling.services.db;
-  const left = await waitFor(async () => {
-    const rows = await sdb('events').orderBy('id').select('id', 'payload');
-    return rows.length === 3 ? rows : null;
-  }, { what: 'the old events pruned' });
-  t.same(left.map((r: any) => Number(r.id)), [pending, redeliverable, recent], 'the delivered-long-ago and the unheard events are gone');
-  t.ok(left.every((r: any) => typeof r.payload === 'string' && r.payload.length > 0), 'the events kept keep their payloads');
-  t.same((await sdb('deliveries').whereNotNull('event_id').orderBy('event_id').pluck('event_id')).map(Number), [pending, redeliverable, recent], 'only their deliveries are left');
+  const left = await waitFor(
+    async () => {
+      const rows = await sdb('events').orderBy('id').select('id', 'payload');
+      return rows.length === 3 ? rows : null;
+    },
+    { what: 'the old events pruned' },
+  );
+  t.same(
+    left.map((r: any) => Number(r.id)),
+    [pending, redeliverable, recent],
+    'the delivered-long-ago and the unheard events are gone',
+  );
+  t.ok(
+    left.every((r: any) => typeof r.payload === 'string' && r.payload.length > 0),
+    'the events kept keep their payloads',
+  );
+  t.same(
+    (await sdb('deliveries').whereNotNull('event_id').orderBy('event_id').pluck('event_id')).map(Number),
+    [pending, redeliverable, recent],
+    'only their deliveries are left',
+  );
 
   // The recently finished delivery of the two-hour-old event can still be redelivered: the same bytes.
   const [delivery] = await sdb('deliveries').where('event_id', redeliverable).select('id', 'guid');
   const original = rx.received.find((r) => r.guid === delivery.guid);
   t.equal(original?.body.toString('utf8'), left[1].payload, 'the original delivery sent the stored payload');
-  const retry = await fetch(`${sibling.url}/api/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${w.adminToken}` } });
+  const retry = await fetch(`${sibling.url}/api/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.adminToken}` },
+  });
   t.equal(retry.status, 202);
   const again = await waitFor(() => rx.received.find((r) => r.guid === original!.guid && r !== original), { what: 'the redelivery' });
   t.ok(again.body.equals(original!.body), 'the redelivery sent the same bytes');

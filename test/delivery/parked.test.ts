@@ -24,7 +24,10 @@ t.test('a delivery whose attempts kill wharf serve 3 times is parked, not sent a
   const raise = async (seqs: number[]) => {
     const { recordEvents } = await import('../../src/events/outbox.ts');
     const [repo] = await fleet.db('repositories').select('id');
-    await recordEvents(fleet.db, seqs.map((seq) => ({ repositoryId: Number(repo.id), type: 'issue' as const, action: 'opened', senderId: null, payload: { action: 'opened', seq } })));
+    await recordEvents(
+      fleet.db,
+      seqs.map((seq) => ({ repositoryId: Number(repo.id), type: 'issue' as const, action: 'opened', senderId: null, payload: { action: 'opened', seq } })),
+    );
   };
   const poisonRow = () => fleet.db('deliveries').whereIn('id', fleet.db('deliveries').where('event', 'issue').min('id')).first();
   await raise([-1]);
@@ -36,12 +39,18 @@ t.test('a delivery whose attempts kill wharf serve 3 times is parked, not sent a
     // Other work flows on the restarted node while the dead node's lease runs out.
     await raise([ok, ok + 1, ok + 2]);
     ok += 3;
-    await waitFor(async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, { what: 'the other deliveries to succeed', timeoutMs: 60_000 });
+    await waitFor(async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, {
+      what: 'the other deliveries to succeed',
+      timeoutMs: 60_000,
+    });
   }
-  const parked = await waitFor(async () => {
-    const row = await poisonRow();
-    return row.status !== 'pending' ? row : null;
-  }, { what: 'the delivery to be parked', timeoutMs: 60_000 });
+  const parked = await waitFor(
+    async () => {
+      const row = await poisonRow();
+      return row.status !== 'pending' ? row : null;
+    },
+    { what: 'the delivery to be parked', timeoutMs: 60_000 },
+  );
   t.equal(node.child.exitCode, null, 'the fourth node is alive');
   t.equal(parked.status, 'failed', 'the delivery ended failed');
   t.match(parked.error, /^parked: .*stopped 3 times/, `its error says why: ${parked.error}`);
@@ -60,13 +69,19 @@ t.test('a delivery whose attempts kill wharf serve 3 times is parked, not sent a
 
   await raise([ok]);
   ok += 1;
-  await waitFor(async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, { what: 'later deliveries to succeed', timeoutMs: 60_000 });
+  await waitFor(async () => (await fleet.db('deliveries').where('event', 'issue').where('status', 'success').count({ n: '*' }))[0].n == ok, {
+    what: 'later deliveries to succeed',
+    timeoutMs: 60_000,
+  });
   t.equal(poisonGuids.length, 3, 'the parked delivery was still not sent again');
 
   poisonous = false;
   const again = await api('POST', `/api/v1/webhooks/${fleet.hookId}/deliveries/${parked.id}/retry`);
   t.equal(again.status, 202, 'a parked delivery can be redelivered');
   await waitFor(() => poisonGuids.length === 4, { what: 'the redelivery to arrive', timeoutMs: 30_000 });
-  const copy = await waitFor(async () => (await fleet.db('deliveries').where('redelivery_of', parked.id).where('status', 'success').first()) ?? null, { what: 'the redelivery to succeed', timeoutMs: 30_000 });
+  const copy = await waitFor(async () => (await fleet.db('deliveries').where('redelivery_of', parked.id).where('status', 'success').first()) ?? null, {
+    what: 'the redelivery to succeed',
+    timeoutMs: 30_000,
+  });
   t.equal(copy.guid, parked.guid, 'with the same guid');
 });

@@ -29,7 +29,13 @@ t.test('a slow delivery sent beside a delivery that kills its node is delivered,
     fleet.db,
     [-2, -1].map((seq) => ({ repositoryId: Number(repo.id), type: 'issue' as const, action: 'opened', senderId: null, payload: { action: 'opened', seq } })),
   );
-  const row = (seq: number) => fleet.db('deliveries').where('event', 'issue').orderBy('id').offset(seq === -2 ? 0 : 1).first();
+  const row = (seq: number) =>
+    fleet
+      .db('deliveries')
+      .where('event', 'issue')
+      .orderBy('id')
+      .offset(seq === -2 ? 0 : 1)
+      .first();
   // Each node either dies of the culprit (then the next one starts) or parks it.
   const parkedOrDied = async (n: Node) => {
     let died = false;

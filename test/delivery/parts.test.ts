@@ -25,23 +25,56 @@ async function withDeliveries(t: TestLike, n: number, over: (i: number) => Recor
   const db: Db = w.running.services.db;
   const now = Date.now();
   for (let i = 0; i < n; i++) {
-    await db('deliveries').insert({ webhook_id: hook.id, payload: `{"n":${i}}`, guid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, event: 'ping', status: 'pending', attempts: 0, next_attempt_at: now - 1000, created_at: now - 1000, ...over(i) });
+    await db('deliveries').insert({
+      webhook_id: hook.id,
+      payload: `{"n":${i}}`,
+      guid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      event: 'ping',
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now - 1000,
+      created_at: now - 1000,
+      ...over(i),
+    });
   }
   return { db, log: w.running.services.log };
 }
 
-const claim = (db: Db, owner = 'A') => (limit: number) => claimDue(db, { owner, limit, now: Date.now(), leaseMs: 60_000, firstDelayMs: 0 });
+const claim =
+  (db: Db, owner = 'A') =>
+  (limit: number) =>
+    claimDue(db, { owner, limit, now: Date.now(), leaseMs: 60_000, firstDelayMs: 0 });
 
 const result = (c: Claimed, over: Partial<AttemptResult> = {}): AttemptResult => ({
-  deliveryId: c.id, attempt: c.attempt, claims: c.claims, status: 'success', nextAttemptAt: null, startedAt: Date.now(), endedAt: Date.now(), durationMs: 1,
-  statusCode: 200, error: null, requestHeaders: {}, responseHeaders: {}, responseBody: 'ok', ...over,
+  deliveryId: c.id,
+  attempt: c.attempt,
+  claims: c.claims,
+  status: 'success',
+  nextAttemptAt: null,
+  startedAt: Date.now(),
+  endedAt: Date.now(),
+  durationMs: 1,
+  statusCode: 200,
+  error: null,
+  requestHeaders: {},
+  responseHeaders: {},
+  responseBody: 'ok',
+  ...over,
 });
 
 t.test('claim loop: claims as many as there are free places, waits for a batch while work is in flight, claims each delivery once', async (t) => {
   const { db } = await withDeliveries(t, 25);
   const held: Claimed[] = [];
   let settled = 0;
-  const loop = createClaimLoop<Claimed>({ claim: claim(db), start: (c) => held.push(c), freeSlots: () => 10 - held.length, inFlight: () => held.length, batchMin: 5, onError: (err) => t.fail(String(err)), settled: () => settled++ });
+  const loop = createClaimLoop<Claimed>({
+    claim: claim(db),
+    start: (c) => held.push(c),
+    freeSlots: () => 10 - held.length,
+    inFlight: () => held.length,
+    batchMin: 5,
+    onError: (err) => t.fail(String(err)),
+    settled: () => settled++,
+  });
   const pass = async () => {
     const before = settled;
     loop.wake();
@@ -65,46 +98,64 @@ t.test('claim loop: claims as many as there are free places, waits for a batch w
   await loop.stop();
 });
 
-t.test('result writer: results of one turn go in one write; each add resolves once its result is in the database; a failed write is reported, not thrown', async (t) => {
-  const { db } = await withDeliveries(t, 6);
-  const claimed = await claim(db)(6);
-  const batches: number[] = [];
-  const errors: unknown[] = [];
-  let fail = false;
-  const writer = createResultWriter<AttemptResult>({
-    write: async (batch) => {
-      batches.push(batch.length);
-      if (fail) throw new Error('the database is away');
-      return recordResults(db, 'A', batch);
-    },
-    writers: 1, maxBatch: 500, onError: (err) => errors.push(err),
-  });
-  await Promise.all(claimed.slice(0, 4).map((c) => writer.add(result(c))));
-  t.same(batches, [4], 'four results of one turn, one write');
-  t.equal(Number((await db('deliveries').where('status', 'success').count({ n: '*' }))[0].n), 4, 'written when add resolved');
-  fail = true;
-  await writer.add(result(claimed[4]));
-  t.equal(errors.length, 1, 'the failure went to onError');
-  fail = false;
-  const last = writer.add(result(claimed[5]));
-  await writer.drain();
-  await last;
-  t.match(await db('deliveries').where('id', claimed[5].id).first('status', 'attempts', 'claims'), { status: 'success', attempts: 1, claims: 0 });
-});
+t.test(
+  'result writer: results of one turn go in one write; each add resolves once its result is in the database; a failed write is reported, not thrown',
+  async (t) => {
+    const { db } = await withDeliveries(t, 6);
+    const claimed = await claim(db)(6);
+    const batches: number[] = [];
+    const errors: unknown[] = [];
+    let fail = false;
+    const writer = createResultWriter<AttemptResult>({
+      write: async (batch) => {
+        batches.push(batch.length);
+        if (fail) throw new Error('the database is away');
+        return recordResults(db, 'A', batch);
+      },
+      writers: 1,
+      maxBatch: 500,
+      onError: (err) => errors.push(err),
+    });
+    await Promise.all(claimed.slice(0, 4).map((c) => writer.add(result(c))));
+    t.same(batches, [4], 'four results of one turn, one write');
+    t.equal(Number((await db('deliveries').where('status', 'success').count({ n: '*' }))[0].n), 4, 'written when add resolved');
+    fail = true;
+    await writer.add(result(claimed[4]));
+    t.equal(errors.length, 1, 'the failure went to onError');
+    fail = false;
+    const last = writer.add(result(claimed[5]));
+    await writer.drain();
+    await last;
+    t.match(await db('deliveries').where('id', claimed[5].id).first('status', 'attempts', 'claims'), { status: 'success', attempts: 1, claims: 0 });
+  },
+);
 
 t.test('due timer: fires when the next delivery falls due, or after the idle poll when none is pending', async (t) => {
   const { db } = await withDeliveries(t, 1, () => ({ next_attempt_at: Date.now() + 400 }));
-  const fired = () => new Promise<number>((resolve) => {
-    const start = Date.now();
-    const timer = createDueTimer({ nextDue: () => nextDueAt(db), fire: () => (timer.stop(), resolve(Date.now() - start)), idlePollMs: 5_000, skip: () => false, onError: (err) => t.fail(String(err)) });
-    timer.want();
-  });
+  const fired = () =>
+    new Promise<number>((resolve) => {
+      const start = Date.now();
+      const timer = createDueTimer({
+        nextDue: () => nextDueAt(db),
+        fire: () => (timer.stop(), resolve(Date.now() - start)),
+        idlePollMs: 5_000,
+        skip: () => false,
+        onError: (err) => t.fail(String(err)),
+      });
+      timer.want();
+    });
   const waited = await fired();
   t.ok(waited >= 300 && waited < 4_000, `fired when the delivery fell due (${waited} ms)`);
   await db('deliveries').update({ status: 'success', next_attempt_at: null, finished_at: Date.now() });
   const idle = await new Promise<number>((resolve) => {
     const start = Date.now();
-    const timer = createDueTimer({ nextDue: () => nextDueAt(db), fire: () => (timer.stop(), resolve(Date.now() - start)), idlePollMs: 300, skip: () => false, onError: (err) => t.fail(String(err)) });
+    const timer = createDueTimer({
+      nextDue: () => nextDueAt(db),
+      fire: () => (timer.stop(), resolve(Date.now() - start)),
+      idlePollMs: 300,
+      skip: () => false,
+      onError: (err) => t.fail(String(err)),
+    });
     timer.want();
   });
   t.ok(idle >= 250, `with nothing pending it polls after the idle time (${idle} ms)`);
@@ -113,16 +164,31 @@ t.test('due timer: fires when the next delivery falls due, or after the idle pol
 t.test('pruner: deletes finished deliveries older than the retention, keeps the rest', async (t) => {
   const day = 86_400_000;
   const now = Date.now();
-  const { db, log } = await withDeliveries(t, 4, (i) => [
-    { status: 'success', finished_at: now - 40 * day, next_attempt_at: null },
-    { status: 'failed', finished_at: now - 31 * day, next_attempt_at: null },
-    { status: 'success', finished_at: now - 1 * day, next_attempt_at: null },
-    { status: 'pending' },
-  ][i]);
+  const { db, log } = await withDeliveries(
+    t,
+    4,
+    (i) =>
+      [
+        { status: 'success', finished_at: now - 40 * day, next_attempt_at: null },
+        { status: 'failed', finished_at: now - 31 * day, next_attempt_at: null },
+        { status: 'success', finished_at: now - 1 * day, next_attempt_at: null },
+        { status: 'pending' },
+      ][i],
+  );
   const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: 30 * day, everyMs: 60_000, log });
   t.equal(await pruner.run(), 2, 'the two finished over 30 days ago');
-  t.same((await db('deliveries').orderBy('id').select('status')).map((r: any) => r.status), ['success', 'pending']);
-  const broken = createPruner({ prune: async () => { throw new Error('no database'); }, retentionMs: day, everyMs: 60_000, log });
+  t.same(
+    (await db('deliveries').orderBy('id').select('status')).map((r: any) => r.status),
+    ['success', 'pending'],
+  );
+  const broken = createPruner({
+    prune: async () => {
+      throw new Error('no database');
+    },
+    retentionMs: day,
+    everyMs: 60_000,
+    log,
+  });
   t.equal(await broken.run(), 0, 'a failure is logged, not thrown');
 });
 

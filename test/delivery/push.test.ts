@@ -32,10 +32,22 @@ t.test('a real git push reaches the receiver as signed push deliveries, branch f
 
   await waitFor(() => rx.received.filter((r) => r.event === 'push').length === 4, { what: 'pushes: 1 to main-only, 3 to everything' });
   const pushes = rx.received.filter((r) => r.event === 'push');
-  t.ok(pushes.every((r) => r.signatureOk && r.standardOk), 'every push delivery verified (HMAC and Standard Webhooks)');
+  t.ok(
+    pushes.every((r) => r.signatureOk && r.standardOk),
+    'every push delivery verified (HMAC and Standard Webhooks)',
+  );
   const refs = (id: number) => pushes.filter((r) => r.hookId === id).map((r) => JSON.parse(r.body.toString()));
-  t.same(refs(mainOnly.id).map((p) => [p.ref, p.after]), [['refs/heads/main', head]], 'branch_filter main: only the main push');
-  t.same(refs(everything.id).map((p) => p.ref).sort(), ['refs/heads/feature/x', 'refs/heads/main', 'refs/tags/v1.0']);
+  t.same(
+    refs(mainOnly.id).map((p) => [p.ref, p.after]),
+    [['refs/heads/main', head]],
+    'branch_filter main: only the main push',
+  );
+  t.same(
+    refs(everything.id)
+      .map((p) => p.ref)
+      .sort(),
+    ['refs/heads/feature/x', 'refs/heads/main', 'refs/tags/v1.0'],
+  );
   const main = refs(everything.id).find((p) => p.ref === 'refs/heads/main');
   t.equal(main.total_commits, 2);
   t.equal(main.sender.login, 'ann');
@@ -59,13 +71,24 @@ t.test('a push goes to the webhooks that existed when it landed, not to one adde
   const landed = Date.now();
   await clockPast(landed);
   const after = await buildWebhook(w, repo, rx, { url: `${rx.url}/after` });
-  await insertPushRecord(w.running.services.db, repo.id, ann.user.id, { updates: [{ before: '0'.repeat(40), after: sha, ref: 'refs/heads/main' }], refsAfter: new Map([['refs/heads/main', sha]]), landedAt: landed });
+  await insertPushRecord(w.running.services.db, repo.id, ann.user.id, {
+    updates: [{ before: '0'.repeat(40), after: sha, ref: 'refs/heads/main' }],
+    refsAfter: new Map([['refs/heads/main', sha]]),
+    landedAt: landed,
+  });
   w.running.services.signals.emit(PUSH_RECORDED);
   await w.pushesRecorded();
   await waitFor(() => rx.received.some((r) => r.event === 'push'), { what: 'the push delivery' });
   // Every push delivery is written with the push's events (recorded above); once all are settled none is sent again: the receiver's count is final.
   await deliveriesSettled(w.running.services.db, { event: 'push', count: 1 });
   const pushes = rx.received.filter((r) => r.event === 'push');
-  t.same(pushes.map((r) => r.hookId), [before.id], 'only the webhook that existed when the push landed');
-  t.ok(rx.received.some((r) => r.event === 'ping' && r.hookId === after.id), 'the later webhook is alive (it got its ping)');
+  t.same(
+    pushes.map((r) => r.hookId),
+    [before.id],
+    'only the webhook that existed when the push landed',
+  );
+  t.ok(
+    rx.received.some((r) => r.event === 'ping' && r.hookId === after.id),
+    'the later webhook is alive (it got its ping)',
+  );
 });

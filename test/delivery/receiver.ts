@@ -43,7 +43,9 @@ export function standardValid(secret: string, headers: http.IncomingHttpHeaders,
   const ts = String(headers['webhook-timestamp'] ?? '');
   if (!id || !/^\d+$/.test(ts) || Math.abs(Date.now() / 1000 - Number(ts)) > 300) return false;
   const expected = `v1,${createHmac('sha256', key).update(`${id}.${ts}.`).update(body).digest('base64')}`;
-  return String(headers['webhook-signature'] ?? '').split(' ').some((sig) => same(sig, expected));
+  return String(headers['webhook-signature'] ?? '')
+    .split(' ')
+    .some((sig) => same(sig, expected));
 }
 
 /** A real HTTP receiver on a loopback port that records and verifies every delivery. */

@@ -8,10 +8,13 @@ const env = { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_RETRY_SCHEDULE: '0s,200
 
 /** The delivery detail, once it has finished. */
 async function finished(w: any, hookId: number, id: number) {
-  return waitFor(async () => {
-    const res = await w.api('GET', `/api/v1/webhooks/${hookId}/deliveries/${id}`);
-    return res.body.status !== 'pending' ? res.body : null;
-  }, { what: `delivery ${id} to finish` });
+  return waitFor(
+    async () => {
+      const res = await w.api('GET', `/api/v1/webhooks/${hookId}/deliveries/${id}`);
+      return res.body.status !== 'pending' ? res.body : null;
+    },
+    { what: `delivery ${id} to finish` },
+  );
 }
 
 /** The one push delivery of a webhook (ignoring pings). */
@@ -28,11 +31,26 @@ t.test('a receiver that always fails gets exactly 4 attempts, in order, then the
   await raise(w, repo, [{ type: 'push' }]);
   const d = await finished(w, hook.id, (await waitFor(() => pushDelivery(w, hook.id), { what: 'push delivery' })).id);
   const pushes = rx.received.filter((r) => r.event === 'push');
-  t.same(pushes.map((r) => r.attempt), [1, 2, 3, 4], 'attempts numbered 1 to 4, in order');
+  t.same(
+    pushes.map((r) => r.attempt),
+    [1, 2, 3, 4],
+    'attempts numbered 1 to 4, in order',
+  );
   t.equal(new Set(pushes.map((r) => r.guid)).size, 1, 'the same guid on every attempt');
-  t.ok(pushes.every((r) => r.signatureOk && r.body.equals(pushes[0].body)), 'the same signed bytes every time');
+  t.ok(
+    pushes.every((r) => r.signatureOk && r.body.equals(pushes[0].body)),
+    'the same signed bytes every time',
+  );
   t.match(d, { status: 'failed', result: 'Failed', status_code: 500, attempts: 4, next_attempt_at: null, redelivery: false });
-  t.same(d.attempts_log.map((a: any) => [a.attempt, a.status_code]), [[1, 500], [2, 500], [3, 500], [4, 500]]);
+  t.same(
+    d.attempts_log.map((a: any) => [a.attempt, a.status_code]),
+    [
+      [1, 500],
+      [2, 500],
+      [3, 500],
+      [4, 500],
+    ],
+  );
   t.equal(d.response.status, 500);
   t.equal(d.response.body, 'boom');
   t.equal(d.request.headers['x-service-delivery-attempt'], '4');
@@ -81,7 +99,10 @@ t.test('success at attempt 3 stops retrying; 3xx, timeouts and refused connectio
 
   const d3 = await finished(w, third.id, (await waitFor(() => pushDelivery(w, third.id), { what: 'push' })).id);
   t.match(d3, { status: 'success', attempts: 3, status_code: 200 });
-  t.same(d3.attempts_log.map((a: any) => a.status_code), [503, 503, 200]);
+  t.same(
+    d3.attempts_log.map((a: any) => a.status_code),
+    [503, 503, 200],
+  );
 
   const dr = await finished(w, redirect.id, (await pushDelivery(w, redirect.id)).id);
   t.match(dr, { status: 'failed', attempts: 4, status_code: 302 }, 'a redirect is a failure and is never followed');
@@ -97,10 +118,13 @@ t.test('success at attempt 3 stops retrying; 3xx, timeouts and refused connectio
   const dn = await finished(w, refused.id, (await pushDelivery(w, refused.id)).id);
   t.match(dn, { status: 'failed', attempts: 4, error: 'connection refused' });
 
-  const dl = await waitFor(async () => {
-    const d = await pushDelivery(w, later.id);
-    return d.attempts === 1 && d.status_code === 429 ? d : null;
-  }, { what: '429 recorded' });
+  const dl = await waitFor(
+    async () => {
+      const d = await pushDelivery(w, later.id);
+      return d.attempts === 1 && d.status_code === 429 ? d : null;
+    },
+    { what: '429 recorded' },
+  );
   t.equal(dl.status, 'pending');
   t.ok(Date.parse(dl.next_attempt_at) - Date.parse(dl.timestamp) >= 3_590_000, 'Retry-After pushes the next attempt an hour later, past the 200 ms schedule');
   t.equal(rx.received.filter((r) => r.path === '/slow' && r.event === 'push').length, 4);
@@ -117,10 +141,13 @@ t.test('retry is 409 while pending; deleting a webhook cancels its pending deliv
   const hook = await buildWebhook(w, repo, rx);
   await raise(w, repo, [{ type: 'push', n: 5 }]);
   await waitFor(() => rx.received.filter((r) => r.event === 'push').length === 10, { what: 'two attempts of each push' });
-  const pending = await waitFor(async () => {
-    const res = await w.api('GET', `/api/v1/webhooks/${hook.id}/deliveries?status=pending`);
-    return res.body.deliveries.length === 5 && res.body.deliveries.every((d: any) => d.attempts === 2 && d.status_code === 500) ? res.body : null;
-  }, { what: 'retries scheduled' });
+  const pending = await waitFor(
+    async () => {
+      const res = await w.api('GET', `/api/v1/webhooks/${hook.id}/deliveries?status=pending`);
+      return res.body.deliveries.length === 5 && res.body.deliveries.every((d: any) => d.attempts === 2 && d.status_code === 500) ? res.body : null;
+    },
+    { what: 'retries scheduled' },
+  );
   t.equal(pending.pending, 5);
   const conflict = await w.api('POST', `/api/v1/webhooks/${hook.id}/deliveries/${pending.deliveries[0].id}/retry`);
   t.equal(conflict.status, 409);

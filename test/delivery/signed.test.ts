@@ -40,15 +40,24 @@ t.test('every delivery is signed: HMAC of the exact bytes, Standard Webhooks hea
   t.equal(ping.repository.full_name, 'acme/app');
   t.ok(ping.zen);
 
-  const list = await waitFor(async () => {
-    const l = await allDeliveries(w, generated.id);
-    return l.counts.successful === 4 ? l : null;
-  }, { what: 'all recorded as successes' });
+  const list = await waitFor(
+    async () => {
+      const l = await allDeliveries(w, generated.id);
+      return l.counts.successful === 4 ? l : null;
+    },
+    { what: 'all recorded as successes' },
+  );
   t.same(list.counts, { total: 4, successful: 4, failed: 0, pending: 0 }, 'counts match what the receiver saw');
   const received = new Set(rx.received.filter((r) => r.hookId === generated.id).map((r) => r.guid));
   t.same(new Set(list.deliveries.map((d) => d.guid)), received);
-  t.ok(w.logs.some((l) => l.includes('"delivery attempt"')), 'attempts are logged');
-  t.notOk(w.logs.some((l) => l.includes(generated.secret.slice(6)) || l.includes('plain old secret')), 'no secret in any log line');
+  t.ok(
+    w.logs.some((l) => l.includes('"delivery attempt"')),
+    'attempts are logged',
+  );
+  t.notOk(
+    w.logs.some((l) => l.includes(generated.secret.slice(6)) || l.includes('plain old secret')),
+    'no secret in any log line',
+  );
 });
 
 t.test('event filter, branch filter and inactive webhooks', async (t) => {
@@ -60,7 +69,10 @@ t.test('event filter, branch filter and inactive webhooks', async (t) => {
   const release = await buildWebhook(w, repo, rx, { url: `${rx.url}/release`, branch_filter: 'release/*' });
   const inactive = await buildWebhook(w, repo, rx, { url: `${rx.url}/off`, events: ['*'], active: false });
   await waitFor(() => rx.received.length === 3, { what: 'pings to the three active hooks' });
-  t.notOk(rx.received.some((r) => r.hookId === inactive.id), 'no creation ping for an inactive webhook');
+  t.notOk(
+    rx.received.some((r) => r.hookId === inactive.id),
+    'no creation ping for an inactive webhook',
+  );
   await raise(w, repo, [
     { type: 'push', ref: 'refs/heads/main' },
     { type: 'push', ref: 'refs/heads/release/1.0' },
@@ -75,8 +87,12 @@ t.test('event filter, branch filter and inactive webhooks', async (t) => {
   // Something sent after the burst proves nothing else was still on its way.
   await raise(w, repo, [{ type: 'issue' }]);
   await waitFor(() => rx.received.length === 3 + 4 + 2 + 1 + 1, { what: 'the marker' });
-  const got = (id: number) => rx.received.filter((r) => r.hookId === id && r.event !== 'ping').map((r) => `${r.event}:${JSON.parse(r.body.toString()).ref ?? ''}`);
-  t.same(got(pushOnly.id).sort(), ['push:refs/heads/main', 'push:refs/heads/release/1.0', 'push:refs/heads/release/1.0/hotfix', 'push:refs/tags/release/2.0'].sort());
+  const got = (id: number) =>
+    rx.received.filter((r) => r.hookId === id && r.event !== 'ping').map((r) => `${r.event}:${JSON.parse(r.body.toString()).ref ?? ''}`);
+  t.same(
+    got(pushOnly.id).sort(),
+    ['push:refs/heads/main', 'push:refs/heads/release/1.0', 'push:refs/heads/release/1.0/hotfix', 'push:refs/tags/release/2.0'].sort(),
+  );
   t.same(got(issues.id).sort(), ['comment:refs/heads/main', 'issue:refs/heads/main', 'issue:refs/heads/main']);
   t.same(got(release.id), ['push:refs/heads/release/1.0'], 'release/* matches one level; tags do not pass a branch filter');
   t.same(got(inactive.id), [], 'inactive webhook gets nothing');

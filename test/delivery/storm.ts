@@ -73,7 +73,8 @@ export async function runStorm(t: TestLike, o: { deliveries: number; kills: numb
     async () => {
       const c = await fleet.counts();
       return c.total === o.deliveries && c.pending === 0;
-    }, { what: 'every delivery to finish', timeoutMs: 300_000 },
+    },
+    { what: 'every delivery to finish', timeoutMs: 300_000 },
   );
   const rows = await fleet.deliveries();
   const seen = attemptsByGuid(rx.received);

@@ -26,13 +26,22 @@ t.test('recording many large payloads lets the event loop turn between them and 
     type: 'issue',
     action: 'opened',
     senderId: null,
-    payload: { event: 'issue', action: 'opened', issue: { number: i + 1, title: `#${i + 1}`, body }, toJSON() { serializedIn.push(turn); return { event: 'issue', action: 'opened', issue: { number: i + 1, title: `#${i + 1}`, body } }; } },
+    payload: {
+      event: 'issue',
+      action: 'opened',
+      issue: { number: i + 1, title: `#${i + 1}`, body },
+      toJSON() {
+        serializedIn.push(turn);
+        return { event: 'issue', action: 'opened', issue: { number: i + 1, title: `#${i + 1}`, body } };
+      },
+    },
   }));
 
   // The bytes each INSERT into events carries, as the driver is given them.
   const inserts: number[] = [];
   const onQuery = (q: any) => {
-    if (/^insert into [`"]?events[`"]? /i.test(q.sql)) inserts.push(q.bindings.reduce((n: number, b: unknown) => n + (typeof b === 'string' ? b.length : 0), 0));
+    if (/^insert into [`"]?events[`"]? /i.test(q.sql))
+      inserts.push(q.bindings.reduce((n: number, b: unknown) => n + (typeof b === 'string' ? b.length : 0), 0));
   };
   db.on('query', onQuery);
   const ids = await recordEvents(db, events);
@@ -45,5 +54,9 @@ t.test('recording many large payloads lets the event loop turn between them and 
   t.ok(inserts.length >= 4, `the 40 MB went in ${inserts.length} INSERTs`);
   t.ok(Math.max(...inserts) < 10_000_000, `the largest INSERT carried ${Math.max(...inserts)} bytes`);
   const stored = await db('events').whereIn('id', ids).orderBy('id').select('payload');
-  t.same(stored.map((r: any) => JSON.parse(r.payload).issue.number), events.map((_, i) => i + 1), 'in order, each whole');
+  t.same(
+    stored.map((r: any) => JSON.parse(r.payload).issue.number),
+    events.map((_, i) => i + 1),
+    'in order, each whole',
+  );
 });

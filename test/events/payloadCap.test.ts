@@ -56,7 +56,14 @@ async function recordCapped(w: TestWharf, repo: Repository, event: Omit<NewEvent
   return (await db('events').where('id', id).first('payload')).payload;
 }
 
-const commit = (i: number, size: number) => ({ id: String(i).padStart(40, '0'), message: `commit ${i}\n\n${'m'.repeat(size)}`, timestamp: '2026-11-24T00:00:00Z', url: `u/${i}`, distinct: true, author: { name: 'Ada', email: 'ada@example.com' } });
+const commit = (i: number, size: number) => ({
+  id: String(i).padStart(40, '0'),
+  message: `commit ${i}\n\n${'m'.repeat(size)}`,
+  timestamp: '2026-11-24T00:00:00Z',
+  url: `u/${i}`,
+  distinct: true,
+  author: { name: 'Ada', email: 'ada@example.com' },
+});
 
 t.test('with a small cap: a push drops its oldest commits, just enough, and keeps head_commit and total_commits', async (t) => {
   const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
@@ -79,7 +86,9 @@ t.test('with a small cap: a push drops its oldest commits, just enough, and keep
 
   // A head commit whose message alone is over the cap: the last resort cuts strings.
   const giant = commit(99, 3 * cap);
-  const alone = JSON.parse(await recordCapped(w, repo, { type: 'push', ref: 'refs/heads/main', payload: { ...payload, commits: [...commits, giant], head_commit: giant } }, cap));
+  const alone = JSON.parse(
+    await recordCapped(w, repo, { type: 'push', ref: 'refs/heads/main', payload: { ...payload, commits: [...commits, giant], head_commit: giant } }, cap),
+  );
   t.same(alone.commits, [], 'every commit dropped');
   t.ok(alone.head_commit.message.endsWith(TRUNCATED_MARK), 'the giant message is cut, and says so');
   t.equal(alone.head_commit.id, giant.id, 'short fields untouched');
@@ -92,7 +101,11 @@ t.test('with a small cap: another event over it has its long strings cut, ids an
   const rx = await startReceiver(t);
   await buildWebhook(w, repo, rx, { events: ['issue'] });
   const cap = 50_000;
-  const payload = { event: 'issue', action: 'opened', issue: { number: 7, title: 'Big', body: 'é'.repeat(40_000), labels: ['x'.repeat(30_000)], assignees: [] } };
+  const payload = {
+    event: 'issue',
+    action: 'opened',
+    issue: { number: 7, title: 'Big', body: 'é'.repeat(40_000), labels: ['x'.repeat(30_000)], assignees: [] },
+  };
   const stored = await recordCapped(w, repo, { type: 'issue', action: 'opened', payload }, cap);
   t.ok(Buffer.byteLength(stored) <= cap, `stored ${Buffer.byteLength(stored)} bytes, at most the cap`);
   t.ok(Buffer.byteLength(stored) > cap / 2, 'not cut far more than needed');
@@ -100,6 +113,10 @@ t.test('with a small cap: another event over it has its long strings cut, ids an
   t.same([issue.number, issue.title, issue.assignees], [7, 'Big', []]);
   t.ok(issue.body.endsWith(TRUNCATED_MARK) && issue.body.startsWith('éé'), 'the body is cut and marked');
   const small = { event: 'issue', action: 'opened', issue: { number: 8, title: 'Small', body: 'fine' } };
-  t.equal(await recordCapped(w, repo, { type: 'issue', action: 'opened', payload: small }, cap), JSON.stringify(small), 'a payload under the cap is stored as it is');
+  t.equal(
+    await recordCapped(w, repo, { type: 'issue', action: 'opened', payload: small }, cap),
+    JSON.stringify(small),
+    'a payload under the cap is stored as it is',
+  );
   t.equal(MAX_PAYLOAD_BYTES, 25_000_000, 'the real cap is 25 MB');
 });

@@ -11,7 +11,10 @@ const LOOPBACK = { WEBHOOK_ALLOWED_HOSTS: 'loopback' };
 /** Every event row of a repository as stored, oldest first: the payload column read directly. */
 async function storedEvents(w: TestWharf, repoId: number) {
   await w.pushesRecorded();
-  return (await w.running.services.db('events').where('repository_id', repoId).orderBy('id').select('id', 'type', 'ref', 'payload')).map((r: any) => ({ ...r, id: Number(r.id) }));
+  return (await w.running.services.db('events').where('repository_id', repoId).orderBy('id').select('id', 'type', 'ref', 'payload')).map((r: any) => ({
+    ...r,
+    id: Number(r.id),
+  }));
 }
 
 async function pushSetup(t: Parameters<typeof startWharf>[0]) {
@@ -42,8 +45,19 @@ t.test('an event no webhook receives is stored without its payload; one a webhoo
   t.equal(issue.status, 201);
 
   const unheard = await storedEvents(w, bare.id);
-  t.same(unheard.map((e) => [e.type, e.payload]), [['push', null], ['issue', null]], 'no webhook: the events are kept without payloads');
-  t.same((await storedEvents(w, picky.id)).map((e) => [e.type, e.ref, e.payload]), [['push', 'refs/heads/main', null]], 'webhooks that do not want it: no payload either');
+  t.same(
+    unheard.map((e) => [e.type, e.payload]),
+    [
+      ['push', null],
+      ['issue', null],
+    ],
+    'no webhook: the events are kept without payloads',
+  );
+  t.same(
+    (await storedEvents(w, picky.id)).map((e) => [e.type, e.ref, e.payload]),
+    [['push', 'refs/heads/main', null]],
+    'webhooks that do not want it: no payload either',
+  );
   const [heard] = await storedEvents(w, watched.id);
   t.ok(heard.payload, 'a received event keeps its payload');
   const push = await waitFor(() => rx.received.find((r) => r.event === 'push'), { what: 'the push delivery' });
@@ -66,7 +80,11 @@ t.test('a webhook added after an event does not receive it, so the event still n
   await g.ok(['push', '-q', repoUrl(w, 'acme/app', ann.token), 'main'], { cwd: work });
   const push = await waitFor(() => rx.received.find((r) => r.event === 'push'), { what: 'the second push delivered' });
   const events = await storedEvents(w, repo.id);
-  t.same(events.map((e) => e.payload === null), [true, false], 'the first push stays without payload, the second has one');
+  t.same(
+    events.map((e) => e.payload === null),
+    [true, false],
+    'the first push stays without payload, the second has one',
+  );
   t.equal(push.body.toString('utf8'), events[1].payload);
   t.match(JSON.parse(events[1].payload).commits[0].message, /^after the webhook/);
   const deliveries = await w.api('GET', `/api/v1/webhooks/${hook.id}/deliveries`);

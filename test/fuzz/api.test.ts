@@ -74,7 +74,14 @@ const apiRequest = (tokens: Record<string, string | null>) =>
 
 t.test('every API route, fuzzed: never a 5xx, always the SPEC §4 error body, no write when refused', async (t) => {
   const { w, memberToken, outsiderToken } = await fuzzWharf(t);
-  const tokens: Record<string, string | null> = { admin: w.adminToken, member: memberToken, outsider: outsiderToken, anonymous: null, bad: 'wharf_notatoken', junk: 'x\u00ff y' };
+  const tokens: Record<string, string | null> = {
+    admin: w.adminToken,
+    member: memberToken,
+    outsider: outsiderToken,
+    anonymous: null,
+    bad: 'wharf_notatoken',
+    junk: 'x\u00ff y',
+  };
   const seen = tally(t, 'api');
   await check(apiRequest(tokens), async (r) => {
     const before = await snapshot(w);
@@ -87,7 +94,13 @@ t.test('every API route, fuzzed: never a 5xx, always the SPEC §4 error body, no
     if (answer.status >= 500) throw new Error(`5xx: ${what}`);
     if (answer.status >= 400) {
       const e = answer.body?.error;
-      if (typeof e?.code !== 'string' || typeof e?.message !== 'string' || !Array.isArray(e?.details) || answer.body.request_id !== answer.headers.get('x-request-id')) throw new Error(`not a SPEC §4 error: ${what}`);
+      if (
+        typeof e?.code !== 'string' ||
+        typeof e?.message !== 'string' ||
+        !Array.isArray(e?.details) ||
+        answer.body.request_id !== answer.headers.get('x-request-id')
+      )
+        throw new Error(`not a SPEC §4 error: ${what}`);
       if ((await snapshot(w)) !== before) throw new Error(`a refused request changed the database: ${what}`);
     }
   });
@@ -101,7 +114,11 @@ t.test('junk headers used as values: request ids, authorization, content types a
   await check(
     fc.record({
       name: fc.constantFrom('x-request-id', 'authorization', 'content-type', 'accept', 'x-forwarded-for', 'if-none-match'),
-      value: fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), headerValue.map((v) => `Basic ${Buffer.from(`x:${v}\u0000`).toString('base64')}`)),
+      value: fc.oneof(
+        headerValue,
+        headerValue.map((v) => `Bearer ${v}`),
+        headerValue.map((v) => `Basic ${Buffer.from(`x:${v}\u0000`).toString('base64')}`),
+      ),
       path: fc.constantFrom('/api/v1/user', '/api/v1/orgs/demo/repos', '/api/v1/repos/demo/app/issues'),
     }),
     async (r) => {

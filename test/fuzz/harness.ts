@@ -27,7 +27,26 @@ export async function fuzzWharf(t: Test): Promise<FuzzWharf> {
 }
 
 // Every table a request could write, whole; last_used_at of tokens moves on any authenticated read.
-const TABLES = ['users', 'orgs', 'memberships', 'repositories', 'events', 'issues', 'labels', 'issue_labels', 'webhooks', 'deliveries', 'import_jobs', 'comments', 'pull_requests', 'releases', 'pipelines', 'agent_actions', 'lfs_objects', 'repository_lfs_objects'];
+const TABLES = [
+  'users',
+  'orgs',
+  'memberships',
+  'repositories',
+  'events',
+  'issues',
+  'labels',
+  'issue_labels',
+  'webhooks',
+  'deliveries',
+  'import_jobs',
+  'comments',
+  'pull_requests',
+  'releases',
+  'pipelines',
+  'agent_actions',
+  'lfs_objects',
+  'repository_lfs_objects',
+];
 
 /** The content of every table a request could write, as one comparable string. */
 export async function snapshot(w: TestWharf): Promise<string> {
@@ -42,7 +61,35 @@ export async function snapshot(w: TestWharf): Promise<string> {
 export const junkText: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\u0001\u001f', '../..', '%00', '%ff', '%ed%a0%80', '', ' ', 'a'.repeat(300), '-1', '0', '99999999999999999999', '1e308', 'NaN', '-9007199254740993', '2147483648', '9'.repeat(40), '99999999999999d', '-5m', '1.5', 'true', 'null', '{}', '[]'),
+  fc.constantFrom(
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    'x\udfff',
+    '\u0001\u001f',
+    '../..',
+    '%00',
+    '%ff',
+    '%ed%a0%80',
+    '',
+    ' ',
+    'a'.repeat(300),
+    '-1',
+    '0',
+    '99999999999999999999',
+    '1e308',
+    'NaN',
+    '-9007199254740993',
+    '2147483648',
+    '9'.repeat(40),
+    '99999999999999d',
+    '-5m',
+    '1.5',
+    'true',
+    'null',
+    '{}',
+    '[]',
+  ),
 );
 
 /** A path segment: a real name sometimes, junk %-escaped (NUL, bad UTF-8) otherwise. */
@@ -55,7 +102,16 @@ export const junkSegment = (...real: string[]): fc.Arbitrary<string> =>
 
 /** A query string of junk keys and values, raw (bad escapes included). */
 export const junkQuery: fc.Arbitrary<string> = fc
-  .array(fc.tuple(fc.constantFrom('state', 'limit', 'cursor', 'org', 'status', 'service', 'per_page', 'x'), fc.oneof(junkText.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))), fc.constantFrom('%00', '%ff', '%ed%a0%80', '-1', '101', '0', '99999999999'))), { maxLength: 3 })
+  .array(
+    fc.tuple(
+      fc.constantFrom('state', 'limit', 'cursor', 'org', 'status', 'service', 'per_page', 'x'),
+      fc.oneof(
+        junkText.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))),
+        fc.constantFrom('%00', '%ff', '%ed%a0%80', '-1', '101', '0', '99999999999'),
+      ),
+    ),
+    { maxLength: 3 },
+  )
   .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}` : ''));
 
 /** Any JSON value, deep nesting and junk strings included. */
@@ -67,7 +123,14 @@ export const junkJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(junkText, fc.constantFrom('title', 'body', 'name', 'url', 'secret', 'events', 'state', 'labels', 'active', 'expires_in', 'objects', 'operation', 'oid', 'size')), tie('value'), { maxKeys: 5 }),
+    fc.dictionary(
+      fc.oneof(
+        junkText,
+        fc.constantFrom('title', 'body', 'name', 'url', 'secret', 'events', 'state', 'labels', 'active', 'expires_in', 'objects', 'operation', 'oid', 'size'),
+      ),
+      tie('value'),
+      { maxKeys: 5 },
+    ),
   ),
 })).value;
 
@@ -78,9 +141,9 @@ export function junkBody(shape: Record<string, unknown>): fc.Arbitrary<string> {
     junkJson.map((v) => JSON.stringify(v) ?? 'null'),
     fc.record(Object.fromEntries(keys.map((k) => [k, fc.oneof(fc.constant(shape[k]), junkJson)])), { requiredKeys: [] }).map((v) => JSON.stringify(v)),
     // JSON nested far deeper than any schema expects, as an array or under a field.
-    fc.tuple(fc.integer({ min: 50, max: 5000 }), fc.constantFrom('[', '{"a":'), fc.constantFrom(...keys, 'x')).map(([depth, open, key]) =>
-      `{"${key}":${open.repeat(depth)}1${(open === '[' ? ']' : '}').repeat(depth)}}`,
-    ),
+    fc
+      .tuple(fc.integer({ min: 50, max: 5000 }), fc.constantFrom('[', '{"a":'), fc.constantFrom(...keys, 'x'))
+      .map(([depth, open, key]) => `{"${key}":${open.repeat(depth)}1${(open === '[' ? ']' : '}').repeat(depth)}}`),
     // Not JSON at all, or JSON cut short.
     fc.constantFrom('', '{', '{"title":', 'null', '[]', '"\\u0000"', '{"title":"\\ud800"}', '\u0000'),
   );
@@ -91,7 +154,9 @@ export function tally(t: Test, name: string): { count(status: number): void } {
   let cases = 0;
   let serverErrors = 0;
   const byClass: Record<string, number> = {};
-  t.teardown(() => console.log(`# fuzz ${name}: ${cases} cases tried, ${serverErrors} 5xx seen, by status class ${JSON.stringify(byClass)} (FUZZ_SEED=${SEED})`));
+  t.teardown(() =>
+    console.log(`# fuzz ${name}: ${cases} cases tried, ${serverErrors} 5xx seen, by status class ${JSON.stringify(byClass)} (FUZZ_SEED=${SEED})`),
+  );
   return {
     count(status) {
       cases++;

@@ -57,7 +57,10 @@ const scenario = fc.record({
   sizes: fc.array(fc.integer({ min: 0, max: 70_000 }), { minLength: 1, maxLength: 4 }),
   batch: mostlyHonest(4, [0]),
   /** What the batch answer says of each object: a download action, an error, nothing, junk. */
-  offers: fc.array(fc.constantFrom('download', 'download', 'download', 'download', 'download', 'error', 'absent', 'junk-href', 'junk-header', 'no-href'), { minLength: 4, maxLength: 4 }),
+  offers: fc.array(fc.constantFrom('download', 'download', 'download', 'download', 'download', 'error', 'absent', 'junk-href', 'junk-header', 'no-href'), {
+    minLength: 4,
+    maxLength: 4,
+  }),
   downloads: fc.array(mostlyHonest(2, [0, 0, 1, 3]), { minLength: 4, maxLength: 4 }),
 });
 type Scenario = { sizes: number[]; batch: Answer; offers: string[]; downloads: Answer[] };
@@ -100,11 +103,24 @@ async function fuzzLfsServer(t: Test): Promise<{ endpoint: string; use(s: Scenar
       } else right = sc.files[index].content;
       if (a.reset === 'before') return void req.socket.destroy();
       if (a.redirects > hop) {
-        const location = { next: `${base}/${kind === 'batch' ? 'batch' : 'dl'}/${index}/${hop + 1}`, metadata: 'http://169.254.169.254/latest/', ftp: 'ftp://127.0.0.1/x', junk: 'http://[::1', missing: undefined }[a.location];
+        const location = {
+          next: `${base}/${kind === 'batch' ? 'batch' : 'dl'}/${index}/${hop + 1}`,
+          metadata: 'http://169.254.169.254/latest/',
+          ftp: 'ftp://127.0.0.1/x',
+          junk: 'http://[::1',
+          missing: undefined,
+        }[a.location];
         res.writeHead(302, location === undefined ? {} : { location });
         return void res.end('moved');
       }
-      const body = { right, junk: randomBytes(37), short: right.subarray(0, Math.floor(right.length / 2)), long: Buffer.concat([right, Buffer.from('more')]), wrong: randomBytes(right.length), none: Buffer.alloc(0) }[a.body];
+      const body = {
+        right,
+        junk: randomBytes(37),
+        short: right.subarray(0, Math.floor(right.length / 2)),
+        long: Buffer.concat([right, Buffer.from('more')]),
+        wrong: randomBytes(right.length),
+        none: Buffer.alloc(0),
+      }[a.body];
       const headers: http.OutgoingHttpHeaders = { 'content-type': kind === 'batch' ? 'application/vnd.git-lfs+json' : 'application/octet-stream' };
       if (a.lyingLength) headers['content-length'] = String(body.length + 10);
       if (a.junkHeader) headers['x-junk'] = 'a'.repeat(2000);
@@ -166,16 +182,19 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
       const lfsDir = path.join(root, `lfs-${run}`);
       fs.mkdirSync(lfsDir);
       const controller = new AbortController();
-      const result = await fetchLfsObjects(files.map(({ oid, size }) => ({ oid, size })), {
-        url: new URL('http://127.0.0.1/unused.git'),
-        endpoint: lfs.endpoint,
-        credentials: null,
-        policy,
-        lfsDir,
-        journal: path.join(root, `journal-${run}`),
-        stallMs: STALL_MS,
-        signal: controller.signal,
-      });
+      const result = await fetchLfsObjects(
+        files.map(({ oid, size }) => ({ oid, size })),
+        {
+          url: new URL('http://127.0.0.1/unused.git'),
+          endpoint: lfs.endpoint,
+          credentials: null,
+          policy,
+          lfsDir,
+          journal: path.join(root, `journal-${run}`),
+          stallMs: STALL_MS,
+          signal: controller.signal,
+        },
+      );
       // Answers still in flight (a cut or dripping body) get a moment to raise whatever they raise.
       await new Promise((r) => setImmediate(r));
       if (uncaught.length) throw new Error(`uncaught: ${String((uncaught[0] as Error)?.stack ?? uncaught[0])}`);
@@ -228,7 +247,9 @@ t.test('whole imports against an LFS server answering anything: the node stays u
       await g.commit(work, 'pointers', Object.fromEntries(files.map((f, i) => [`f${i}.bin`, lfsPointer(f)])));
       await g.ok(['clone', '-q', '--mirror', work, path.join(base, `src-${run}.git`)]);
       lfs.use(s, files);
-      const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: daemon.url(`src-${run}`), target_org: 'fuzz', name: `copy-${run}`, lfs_url: lfs.endpoint } });
+      const created = await w.api('POST', '/api/v1/repos/import', {
+        body: { source_url: daemon.url(`src-${run}`), target_org: 'fuzz', name: `copy-${run}`, lfs_url: lfs.endpoint },
+      });
       if (created.status !== 202) throw new Error(`import refused: ${created.status} ${created.text}`);
       const job = await waitForJob(w, created.body.id, { timeoutMs: 60_000 });
       if (uncaught.length) throw new Error(`uncaught: ${String((uncaught[0] as Error)?.stack ?? uncaught[0])}`);

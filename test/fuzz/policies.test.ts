@@ -5,12 +5,21 @@ import { buildRepo, startWharf } from '../helpers/wharf.ts';
 import { check, fuzzWharf, junkSegment, RUNS, tally } from './harness.ts';
 
 /** Cloud metadata IPv4 addresses (the policy's list) and loopback addresses, as four bytes. */
-const METADATA_V4: [number, number, number, number][] = [[169, 254, 169, 254], [169, 254, 170, 2], [169, 254, 0, 23], [100, 100, 100, 200], [168, 63, 129, 16], [192, 0, 0, 192]];
+const METADATA_V4: [number, number, number, number][] = [
+  [169, 254, 169, 254],
+  [169, 254, 170, 2],
+  [169, 254, 0, 23],
+  [100, 100, 100, 200],
+  [168, 63, 129, 16],
+  [192, 0, 0, 192],
+];
 const loopbackV4 = fc.tuple(fc.constant(127), fc.nat(255), fc.nat(255), fc.nat(255));
 
 /** One number in a radix the WHATWG URL parser reads: decimal, hex (`0x`, any case) or octal (leading 0). */
 function spell(n: number, radix: fc.Arbitrary<'dec' | 'hex' | 'HEX' | 'oct'>): fc.Arbitrary<string> {
-  return radix.map((r) => (r === 'dec' ? String(n) : r === 'hex' ? `0x${n.toString(16)}` : r === 'HEX' ? `0X${n.toString(16).toUpperCase()}` : `0${n.toString(8)}`));
+  return radix.map((r) =>
+    r === 'dec' ? String(n) : r === 'hex' ? `0x${n.toString(16)}` : r === 'HEX' ? `0X${n.toString(16).toUpperCase()}` : `0${n.toString(8)}`,
+  );
 }
 const radix = fc.constantFrom('dec', 'hex', 'HEX', 'oct') as fc.Arbitrary<'dec' | 'hex' | 'HEX' | 'oct'>;
 
@@ -18,7 +27,10 @@ const radix = fc.constantFrom('dec', 'hex', 'HEX', 'oct') as fc.Arbitrary<'dec' 
 function ipv4Host([a, b, c, d]: number[]): fc.Arbitrary<string> {
   const parts = fc.constantFrom([a, b, c, d], [a, b, (c << 8) | d], [a, (b << 16) | (c << 8) | d], [((a << 24) | (b << 16) | (c << 8) | d) >>> 0]);
   return fc
-    .tuple(parts.chain((ns) => fc.tuple(...ns.map((n) => spell(n, radix)))), fc.boolean())
+    .tuple(
+      parts.chain((ns) => fc.tuple(...ns.map((n) => spell(n, radix)))),
+      fc.boolean(),
+    )
     .map(([ps, dot]) => ps.join('.') + (dot ? '.' : ''));
 }
 
@@ -48,13 +60,19 @@ function ipv6Embedding([a, b, c, d]: number[]): fc.Arbitrary<string> {
 }
 
 /** IPv6 metadata addresses in their spellings: compressed, expanded, zero-padded, upper case. */
-const metadataV6 = fc.constantFrom('fd00:ec2::254', 'fd00:0ec2:0000:0000:0000:0000:0000:0254', 'FD00:EC2:0:0:0:0:0:254', 'fd20:ce::254', 'fd20:00ce::0254', 'FD20:CE:0:0::254').map((h) => `[${h}]`);
+const metadataV6 = fc
+  .constantFrom('fd00:ec2::254', 'fd00:0ec2:0000:0000:0000:0000:0000:0254', 'FD00:EC2:0:0:0:0:0:254', 'fd20:ce::254', 'fd20:00ce::0254', 'FD20:CE:0:0::254')
+  .map((h) => `[${h}]`);
 
 const metadataHost = fc.oneof(fc.constantFrom(...METADATA_V4).chain(ipv4Host), fc.constantFrom(...METADATA_V4).chain(ipv6Embedding), metadataV6);
 const loopbackHost = fc.oneof(loopbackV4.chain(ipv4Host), loopbackV4.chain(ipv6Embedding));
 
 t.test('host policy, fuzzed: metadata addresses in any spelling are refused under private and *, loopback ones under private', async (t) => {
-  const policies = { private: parseHostPolicy(['private']), any: parseHostPolicy(['*']), privateAndNames: parseHostPolicy(['private', 'external', '*.internal']) };
+  const policies = {
+    private: parseHostPolicy(['private']),
+    any: parseHostPolicy(['*']),
+    privateAndNames: parseHostPolicy(['private', 'external', '*.internal']),
+  };
   const refused = async (policy: ReturnType<typeof parseHostPolicy>, url: string) => {
     const hostname = new URL(url).hostname;
     if (addressAllowed(policy, hostname, 'metadata.google.internal')) throw new Error(`${url} (${hostname}) allowed`);
@@ -67,13 +85,21 @@ t.test('host policy, fuzzed: metadata addresses in any spelling are refused unde
       },
     );
   };
-  await check(metadataHost, async (host) => {
-    for (const policy of Object.values(policies)) await refused(policy, `http://${host}/`);
-  }, RUNS * 5);
-  await check(loopbackHost, async (host) => {
-    await refused(policies.private, `http://${host}/`);
-    await refused(parseHostPolicy(['external']), `http://${host}/`);
-  }, RUNS * 5);
+  await check(
+    metadataHost,
+    async (host) => {
+      for (const policy of Object.values(policies)) await refused(policy, `http://${host}/`);
+    },
+    RUNS * 5,
+  );
+  await check(
+    loopbackHost,
+    async (host) => {
+      await refused(policies.private, `http://${host}/`);
+      await refused(parseHostPolicy(['external']), `http://${host}/`);
+    },
+    RUNS * 5,
+  );
   t.pass(`${RUNS * 10} spellings refused`);
 });
 
@@ -81,17 +107,24 @@ t.test('host policy, fuzzed through the API: a webhook to a metadata address is 
   const w = await startWharf(t, { workers: [], env: { WEBHOOK_ALLOWED_HOSTS: '*' } });
   await buildRepo(w, 'demo', 'app');
   const seen = tally(t, 'metadata webhooks');
-  await check(metadataHost, async (host) => {
-    const answer = await w.api('POST', '/api/v1/repos/demo/app/webhooks', { body: { url: `http://${host}/hook` } });
-    seen.count(answer.status);
-    if (answer.status !== 422) throw new Error(`${host}: ${answer.status} ${answer.text}`);
-  }, Math.min(RUNS, 60));
+  await check(
+    metadataHost,
+    async (host) => {
+      const answer = await w.api('POST', '/api/v1/repos/demo/app/webhooks', { body: { url: `http://${host}/hook` } });
+      seen.count(answer.status);
+      if (answer.status !== 422) throw new Error(`${host}: ${answer.status} ${answer.text}`);
+    },
+    Math.min(RUNS, 60),
+  );
 });
 
 /** The label sets of wharf_http_requests_total on /metrics. */
 async function requestSeries(url: string): Promise<string[]> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith('wharf_http_requests_total{')).map((l) => l.slice(0, l.lastIndexOf('}') + 1));
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('wharf_http_requests_total{'))
+    .map((l) => l.slice(0, l.lastIndexOf('}') + 1));
 }
 
 t.test('/metrics, fuzzed: random Git, LFS, API and UI paths leave the label sets bounded and free of raw paths', async (t) => {

@@ -24,7 +24,13 @@ function requests(adminToken: string, memberToken: string): fc.Arbitrary<Whole> 
   const basic = `Basic ${Buffer.from(`x:${memberToken}`).toString('base64')}`;
   const make = (method: string, path: string, headers: Record<string, string>, body = '') => {
     const bytes = Buffer.from(body);
-    const lines = [`${method} ${path} HTTP/1.1`, 'Host: x', 'Connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${bytes.length}`];
+    const lines = [
+      `${method} ${path} HTTP/1.1`,
+      'Host: x',
+      'Connection: close',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      `Content-Length: ${bytes.length}`,
+    ];
     return { head: `${lines.join('\r\n')}\r\n\r\n`, body: bytes };
   };
   const negotiation = pkt('command=fetch\n') + '0001' + pkt(`want ${'0'.repeat(40)}\n`) + pkt('done\n') + '0000';
@@ -33,9 +39,24 @@ function requests(adminToken: string, memberToken: string): fc.Arbitrary<Whole> 
     make('POST', '/api/v1/orgs', { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' }, JSON.stringify({ login: 'x'.repeat(3) })),
     make('POST', '/api/v1/orgs', { 'Content-Type': 'application/json' }, '{"login":"anon"}'),
     make('POST', '/demo/pub.git/git-upload-pack', { 'Content-Type': 'application/x-git-upload-pack-request', 'Git-Protocol': 'version=2' }, negotiation),
-    make('POST', '/demo/pub.git/git-upload-pack', { 'Content-Type': 'application/x-git-upload-pack-request' }, pkt(`want ${'1'.repeat(40)}\n`) + '0000' + pkt('done\n')),
-    make('POST', '/demo/pub.git/git-receive-pack', { Authorization: basic, 'Content-Type': 'application/x-git-receive-pack-request' }, pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/x\0report-status\n`) + '0000PACK\0\0\0\x02'),
-    make('POST', '/demo/pub.git/info/lfs/objects/batch', { 'Content-Type': 'application/vnd.git-lfs+json' }, JSON.stringify({ operation: 'download', objects: [{ oid: 'a'.repeat(64), size: 1 }] })),
+    make(
+      'POST',
+      '/demo/pub.git/git-upload-pack',
+      { 'Content-Type': 'application/x-git-upload-pack-request' },
+      pkt(`want ${'1'.repeat(40)}\n`) + '0000' + pkt('done\n'),
+    ),
+    make(
+      'POST',
+      '/demo/pub.git/git-receive-pack',
+      { Authorization: basic, 'Content-Type': 'application/x-git-receive-pack-request' },
+      pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/x\0report-status\n`) + '0000PACK\0\0\0\x02',
+    ),
+    make(
+      'POST',
+      '/demo/pub.git/info/lfs/objects/batch',
+      { 'Content-Type': 'application/vnd.git-lfs+json' },
+      JSON.stringify({ operation: 'download', objects: [{ oid: 'a'.repeat(64), size: 1 }] }),
+    ),
     make('PUT', `/demo/pub.git/info/lfs/objects/${'b'.repeat(64)}`, { Authorization: basic, 'Content-Type': 'application/octet-stream' }, 'x'.repeat(40)),
   );
 }
@@ -75,7 +96,11 @@ async function client(w: TestWharf, whole: Whole, how: Behaviour): Promise<{ ans
   const bound = setTimeout(() => socket.destroy(), CLOSED_WITHIN_MS * 3);
   await closed;
   clearTimeout(bound);
-  return { answer, afterMs: performance.now() - last, sent: `${how.kind === 'stop' ? `stopped ${how.where} after ${parts[0].length} of ${bytes.length} bytes` : `${parts.length} pieces`}: ${whole.head.split('\r\n')[0]}` };
+  return {
+    answer,
+    afterMs: performance.now() - last,
+    sent: `${how.kind === 'stop' ? `stopped ${how.where} after ${parts[0].length} of ${bytes.length} bytes` : `${parts.length} pieces`}: ${whole.head.split('\r\n')[0]}`,
+  };
 }
 
 t.test('stalled, slow and partial clients are cut within their deadlines, never get a 5xx, and Git still works', async (t) => {
@@ -87,15 +112,19 @@ t.test('stalled, slow and partial clients are cut within their deadlines, never 
   const seen = tally(t, 'stalled clients');
   // Several clients at once per case: they compete for the same backend slots, as an attack would.
   const clients = fc.array(fc.tuple(requests(w.adminToken, memberToken), behaviour), { minLength: 1, maxLength: 4 });
-  await check(clients, async (batch) => {
-    const results = await Promise.all(batch.map(([whole, how]) => client(w, whole, how)));
-    for (const { answer, afterMs, sent } of results) {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
-      if (status) seen.count(status);
-      if (status >= 500) throw new Error(`5xx for ${sent}: ${answer.slice(0, 300)}`);
-      if (afterMs > CLOSED_WITHIN_MS) throw new Error(`still open ${Math.round(afterMs)} ms after the last byte: ${sent}`);
-    }
-  }, 30);
+  await check(
+    clients,
+    async (batch) => {
+      const results = await Promise.all(batch.map(([whole, how]) => client(w, whole, how)));
+      for (const { answer, afterMs, sent } of results) {
+        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+        if (status) seen.count(status);
+        if (status >= 500) throw new Error(`5xx for ${sent}: ${answer.slice(0, 300)}`);
+        if (afterMs > CLOSED_WITHIN_MS) throw new Error(`still open ${Math.round(afterMs)} ms after the last byte: ${sent}`);
+      }
+    },
+    30,
+  );
 
   const g = gitClient(t);
   const lsRemote = await g.run(['ls-remote', repoUrl(w, 'demo/pub')]);

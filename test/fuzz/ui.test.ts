@@ -20,8 +20,34 @@ async function signIn(w: TestWharf): Promise<{ cookie: string; csrf: string }> {
 }
 
 // Every form of the web UI; `:x` are path parameters.
-const FORMS = ['/-/login', '/-/logout', '/-/import', '/-/import/:id/cancel', '/:org/:repo/settings/hooks', '/:org/:repo/settings/hooks/:id', '/:org/:repo/settings/hooks/:id/delete', '/:org/:repo/settings/hooks/:id/ping', '/:org/:repo/settings/hooks/:id/deliveries/:id/redeliver'];
-const FIELDS = ['url', 'secret', 'mode', 'events', 'active', 'content_type', 'source', 'org', 'name', 'visibility', 'token', 'next', 'username', 'password', 'mirror'];
+const FORMS = [
+  '/-/login',
+  '/-/logout',
+  '/-/import',
+  '/-/import/:id/cancel',
+  '/:org/:repo/settings/hooks',
+  '/:org/:repo/settings/hooks/:id',
+  '/:org/:repo/settings/hooks/:id/delete',
+  '/:org/:repo/settings/hooks/:id/ping',
+  '/:org/:repo/settings/hooks/:id/deliveries/:id/redeliver',
+];
+const FIELDS = [
+  'url',
+  'secret',
+  'mode',
+  'events',
+  'active',
+  'content_type',
+  'source',
+  'org',
+  'name',
+  'visibility',
+  'token',
+  'next',
+  'username',
+  'password',
+  'mirror',
+];
 
 t.test('web UI forms, fuzzed: with and without CSRF, junk fields: never a 5xx, no write when refused or without CSRF', async (t) => {
   const { w } = await fuzzWharf(t);
@@ -37,19 +63,28 @@ t.test('web UI forms, fuzzed: with and without CSRF, junk fields: never a 5xx, n
     signedIn: fc.boolean(),
     fields: fc.array(fc.tuple(fc.constantFrom(...FIELDS), formValue), { maxLength: 6 }),
   });
-  await check(request, async (r) => {
-    const before = await snapshot(w);
-    const path = r.form.replace(':org', r.org).replace(':repo', r.repo).replace(/:id/g, r.id);
-    const body = new URLSearchParams(r.fields.map(([k, v]) => [k, v.replace(/[\ud800-\udfff]/g, '\u0000')]));
-    if (r.csrf === 'valid') body.set('_csrf', csrf);
-    if (r.csrf === 'stale') body.set('_csrf', 'x'.repeat(43));
-    const res = await fetch(w.url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...(r.signedIn ? { cookie } : {}) }, body: body.toString() });
-    const text = await res.text();
-    seen.count(res.status);
-    const what = `POST ${path} (${r.csrf} CSRF, ${r.signedIn ? 'signed in' : 'signed out'}): ${res.status} ${text.slice(0, 200)}`;
-    if (res.status >= 500) throw new Error(`5xx: ${what}`);
-    const changed = (await snapshot(w)) !== before;
-    if (changed && (res.status >= 400 || r.csrf !== 'valid')) throw new Error(`a refused form changed the database: ${what}`);
-  }, 100);
+  await check(
+    request,
+    async (r) => {
+      const before = await snapshot(w);
+      const path = r.form.replace(':org', r.org).replace(':repo', r.repo).replace(/:id/g, r.id);
+      const body = new URLSearchParams(r.fields.map(([k, v]) => [k, v.replace(/[\ud800-\udfff]/g, '\u0000')]));
+      if (r.csrf === 'valid') body.set('_csrf', csrf);
+      if (r.csrf === 'stale') body.set('_csrf', 'x'.repeat(43));
+      const res = await fetch(w.url + path, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...(r.signedIn ? { cookie } : {}) },
+        body: body.toString(),
+      });
+      const text = await res.text();
+      seen.count(res.status);
+      const what = `POST ${path} (${r.csrf} CSRF, ${r.signedIn ? 'signed in' : 'signed out'}): ${res.status} ${text.slice(0, 200)}`;
+      if (res.status >= 500) throw new Error(`5xx: ${what}`);
+      const changed = (await snapshot(w)) !== before;
+      if (changed && (res.status >= 400 || r.csrf !== 'valid')) throw new Error(`a refused form changed the database: ${what}`);
+    },
+    100,
+  );
   t.pass('no 5xx; refused forms and forms without a valid CSRF token wrote nothing');
 });

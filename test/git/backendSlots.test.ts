@@ -5,7 +5,10 @@ import { classify } from '../../src/http/classify.ts';
 /** Whether a promise has settled by the time queued work has run (p-queue starts work on a microtask). */
 async function settled(p: Promise<unknown>): Promise<boolean> {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   await new Promise((r) => setImmediate(r));
   return done;
 }
@@ -28,7 +31,10 @@ t.test('an anonymous address holds at most half the slots; others still get thei
   const a4 = slots.acquire('192.0.2.1');
   t.notOk(await settled(a4));
   const waiting = Array.from({ length: slots.waitingPerAddress - 1 }, () => slots.acquire('192.0.2.1'));
-  const refused = await slots.acquire('192.0.2.1').then(() => null, (err: unknown) => err);
+  const refused = await slots.acquire('192.0.2.1').then(
+    () => null,
+    (err: unknown) => err,
+  );
   t.match(refused, { code: 'rate_limited' }, 'past its waiting share the address is refused');
   t.equal(classify(refused).status, 429, 'as a 429');
   for (const release of [a2, await a3, await b1, await signedIn]) release();

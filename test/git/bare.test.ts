@@ -6,8 +6,18 @@ import { execFileSync } from 'node:child_process';
 import { configureRepository, initBareRepository } from '../../src/git/bare.ts';
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, { cwd: dir }).toString().trim();
-const settings = (dir: string) => git(dir, 'config', '--local', '--list').split('\n').filter((l) => /^(receive|http|uploadpack|core\.logallrefupdates)/.test(l)).sort();
-const WANTED = ['core.logallrefupdates=false', 'http.receivepack=true', 'receive.fsckobjects=true', 'uploadpack.allowanysha1inwant=false', 'uploadpack.allowfilter=true'];
+const settings = (dir: string) =>
+  git(dir, 'config', '--local', '--list')
+    .split('\n')
+    .filter((l) => /^(receive|http|uploadpack|core\.logallrefupdates)/.test(l))
+    .sort();
+const WANTED = [
+  'core.logallrefupdates=false',
+  'http.receivepack=true',
+  'receive.fsckobjects=true',
+  'uploadpack.allowanysha1inwant=false',
+  'uploadpack.allowfilter=true',
+];
 
 t.test('a new bare repository is one git reads as bare, with HEAD on its default branch and Wharf settings', async (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-bare-'));

@@ -19,7 +19,16 @@ const serve = (env: Record<string, string>) => startServeProcess(env, 60_000);
 t.test('SIGKILL of wharf serve while a big push is being recorded, then a restart: every event is raised once and delivered', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-push-crash-'));
   const database = await createTestDatabase(dir);
-  const env = { DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: database.url, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_RETRY_SCHEDULE: '0s,500ms,1s,2s' };
+  const env = {
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    WEBHOOK_RETRY_SCHEDULE: '0s,500ms,1s,2s',
+  };
   let current: ChildProcess | undefined;
   t.teardown(async () => {
     current?.kill('SIGKILL');
@@ -32,7 +41,11 @@ t.test('SIGKILL of wharf serve while a big push is being recorded, then a restar
   current = first.child;
   const token = first.token!;
   const api = (url: string, method: string, p: string, body?: unknown) =>
-    fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }));
+    fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }));
   t.equal((await api(first.url, 'POST', '/api/v1/orgs/demo/repos', { name: 'big' })).status, 201);
   const hook = await api(first.url, 'POST', '/api/v1/repos/demo/big/webhooks', { url: `${rx.url}/push`, events: ['push'] });
   rx.secrets.set(hook.body.id, hook.body.secret);

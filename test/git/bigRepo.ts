@@ -24,7 +24,9 @@ export async function generateShapedRepo(dir: string, shape: RepoShape, env: Nod
   const child = spawn('git', ['fast-import', '--quiet'], { cwd: dir, env, stdio: ['pipe', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
-  const done = new Promise<void>((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import failed: ${stderr}`)))));
+  const done = new Promise<void>((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import failed: ${stderr}`)))),
+  );
   const write = (text: string) => (child.stdin.write(text) ? Promise.resolve() : new Promise<void>((r) => child.stdin.once('drain', () => r())));
   let time = 1_600_000_000;
   const commit = (ref: string, mark: number, message: string, from?: number) =>

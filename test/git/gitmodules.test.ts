@@ -13,7 +13,19 @@ t.test('submodule URLs: remote-helper transports and options are refused, plain 
   }
   t.match(submoduleUrlProblem(EXT), /"ext::" remote-helper transport/);
   t.match(submoduleUrlProblem('--upload-pack=x'), /command-line option/);
-  for (const url of ['https://example.com/lib.git', 'http://h/x', 'git://h/x', 'ssh://h/x', 'git@github.com:a/b.git', '../other.git', './sub', '/srv/git/x.git', 'file:///srv/x', 'C:\\repo', 'a-b']) {
+  for (const url of [
+    'https://example.com/lib.git',
+    'http://h/x',
+    'git://h/x',
+    'ssh://h/x',
+    'git@github.com:a/b.git',
+    '../other.git',
+    './sub',
+    '/srv/git/x.git',
+    'file:///srv/x',
+    'C:\\repo',
+    'a-b',
+  ]) {
     t.equal(submoduleUrlProblem(url), null, `accepted: ${url}`);
   }
 });
@@ -36,7 +48,10 @@ t.test('a push is refused, refs unchanged, when a new commit names a .gitmodules
   await g.commit(work, 'later work');
   const pushed = await g.run(['push', url, 'main'], { cwd: work });
   t.not(pushed.code, 0, 'the push fails');
-  t.match(pushed.stderr, /remote: error: refused by Wharf's integrity checks \(fsck\): gitmodulesUrl: \.gitmodules blob [0-9a-f]{40}: submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
+  t.match(
+    pushed.stderr,
+    /remote: error: refused by Wharf's integrity checks \(fsck\): gitmodulesUrl: \.gitmodules blob [0-9a-f]{40}: submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/,
+  );
   t.match(pushed.stderr, /pre-receive hook declined/);
   t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
 
@@ -46,7 +61,7 @@ t.test('a push is refused, refs unchanged, when a new commit names a .gitmodules
   t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
 });
 
-t.test("a .gitmodules that reuses a blob the repository already has, in a folder, in another case, is checked too", async (t) => {
+t.test('a .gitmodules that reuses a blob the repository already has, in a folder, in another case, is checked too', async (t) => {
   const w = await startWharf(t);
   const g = gitClient(t);
   const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });

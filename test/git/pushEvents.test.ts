@@ -45,7 +45,14 @@ t.test('push events are exact for create, fast-forward, branch from an old commi
   /** The payload commit object of `sha`, read from the client's own repository. */
   const commit = async (sha: string, distinct = true) => {
     const [message, timestamp] = (await g.ok(['show', '-s', '--format=%B%x00%aI', sha], { cwd: work })).split('\0');
-    return { id: sha, message: message.replace(/\n+$/, ''), timestamp: timestamp.trim(), url: `${w.config.baseUrl}/acme/app/commit/${sha}`, distinct, author: { name: 'Ada Lovelace', email: 'ada@example.com' } };
+    return {
+      id: sha,
+      message: message.replace(/\n+$/, ''),
+      timestamp: timestamp.trim(),
+      url: `${w.config.baseUrl}/acme/app/commit/${sha}`,
+      distinct,
+      author: { name: 'Ada Lovelace', email: 'ada@example.com' },
+    };
   };
   const repository = { id: 1, name: 'app', full_name: 'acme/app', url: `${w.config.baseUrl}/acme/app`, visibility: 'private', default_branch: 'main' };
   const push = async (...args: string[]) => {
@@ -63,62 +70,161 @@ t.test('push events are exact for create, fast-forward, branch from an old commi
 
   const c1 = await g.commit(work, 'first\n\nwith a body');
   const c2 = await g.commit(work, 'second');
-  await expectOne(await push('main'), {
-    ref: 'refs/heads/main', before: ZERO, after: c2, created: true, deleted: false, forced: false,
-    commits: [await commit(c1), await commit(c2)], total_commits: 2, head_commit: await commit(c2),
-  }, 'create');
+  await expectOne(
+    await push('main'),
+    {
+      ref: 'refs/heads/main',
+      before: ZERO,
+      after: c2,
+      created: true,
+      deleted: false,
+      forced: false,
+      commits: [await commit(c1), await commit(c2)],
+      total_commits: 2,
+      head_commit: await commit(c2),
+    },
+    'create',
+  );
 
   const c3 = await g.commit(work, 'third');
-  await expectOne(await push('main'), {
-    ref: 'refs/heads/main', before: c2, after: c3, created: false, deleted: false, forced: false,
-    commits: [await commit(c3)], total_commits: 1, head_commit: await commit(c3),
-  }, 'fast-forward');
+  await expectOne(
+    await push('main'),
+    {
+      ref: 'refs/heads/main',
+      before: c2,
+      after: c3,
+      created: false,
+      deleted: false,
+      forced: false,
+      commits: [await commit(c3)],
+      total_commits: 1,
+      head_commit: await commit(c3),
+    },
+    'fast-forward',
+  );
 
-  await expectOne(await push(`${c1}:refs/heads/old`), {
-    ref: 'refs/heads/old', before: ZERO, after: c1, created: true, deleted: false, forced: false,
-    commits: [], total_commits: 0, head_commit: await commit(c1, false),
-  }, 'a branch at a commit already pushed lists no commits');
+  await expectOne(
+    await push(`${c1}:refs/heads/old`),
+    {
+      ref: 'refs/heads/old',
+      before: ZERO,
+      after: c1,
+      created: true,
+      deleted: false,
+      forced: false,
+      commits: [],
+      total_commits: 0,
+      head_commit: await commit(c1, false),
+    },
+    'a branch at a commit already pushed lists no commits',
+  );
 
   await g.ok(['reset', '-q', '--hard', c2], { cwd: work });
   const c4 = await g.commit(work, 'rewritten third');
-  await expectOne(await push('--force', 'main'), {
-    ref: 'refs/heads/main', before: c3, after: c4, created: false, deleted: false, forced: true,
-    commits: [await commit(c4)], total_commits: 1, head_commit: await commit(c4),
-  }, 'force-push');
+  await expectOne(
+    await push('--force', 'main'),
+    {
+      ref: 'refs/heads/main',
+      before: c3,
+      after: c4,
+      created: false,
+      deleted: false,
+      forced: true,
+      commits: [await commit(c4)],
+      total_commits: 1,
+      head_commit: await commit(c4),
+    },
+    'force-push',
+  );
 
-  await expectOne(await push('--force', `${c1}:refs/heads/main`), {
-    ref: 'refs/heads/main', before: c4, after: c1, created: false, deleted: false, forced: true,
-    commits: [], total_commits: 0, head_commit: await commit(c1, false),
-  }, 'rewinding a branch is forced');
+  await expectOne(
+    await push('--force', `${c1}:refs/heads/main`),
+    {
+      ref: 'refs/heads/main',
+      before: c4,
+      after: c1,
+      created: false,
+      deleted: false,
+      forced: true,
+      commits: [],
+      total_commits: 0,
+      head_commit: await commit(c1, false),
+    },
+    'rewinding a branch is forced',
+  );
 
-  await expectOne(await push(':refs/heads/old'), {
-    ref: 'refs/heads/old', before: c1, after: ZERO, created: false, deleted: true, forced: false,
-    commits: [], total_commits: 0, head_commit: null,
-  }, 'delete');
+  await expectOne(
+    await push(':refs/heads/old'),
+    {
+      ref: 'refs/heads/old',
+      before: c1,
+      after: ZERO,
+      created: false,
+      deleted: true,
+      forced: false,
+      commits: [],
+      total_commits: 0,
+      head_commit: null,
+    },
+    'delete',
+  );
 
   await g.ok(['checkout', '-q', '-b', 'topic', c4], { cwd: work });
   const c5 = await g.commit(work, 'tagged only');
   await g.ok(['tag', '-a', '-m', 'version one', 'v1', c5], { cwd: work });
   const tagObject = (await g.ok(['rev-parse', 'v1'], { cwd: work })).trim();
   t.not(tagObject, c5, 'an annotated tag is an object of its own');
-  await expectOne(await push('refs/tags/v1'), {
-    ref: 'refs/tags/v1', before: ZERO, after: tagObject, created: true, deleted: false, forced: false,
-    // main was rewound to c1, so c2 and c4 are on no ref any more: the tag brings them back.
-    commits: [await commit(c2), await commit(c4), await commit(c5)], total_commits: 3, head_commit: await commit(c5),
-  }, 'annotated tag: after is the tag object, commits are the new ones it reaches');
+  await expectOne(
+    await push('refs/tags/v1'),
+    {
+      ref: 'refs/tags/v1',
+      before: ZERO,
+      after: tagObject,
+      created: true,
+      deleted: false,
+      forced: false,
+      // main was rewound to c1, so c2 and c4 are on no ref any more: the tag brings them back.
+      commits: [await commit(c2), await commit(c4), await commit(c5)],
+      total_commits: 3,
+      head_commit: await commit(c5),
+    },
+    'annotated tag: after is the tag object, commits are the new ones it reaches',
+  );
 
   await g.ok(['tag', 'light', c2], { cwd: work });
-  await expectOne(await push('refs/tags/light'), {
-    ref: 'refs/tags/light', before: ZERO, after: c2, created: true, deleted: false, forced: false,
-    commits: [], total_commits: 0, head_commit: await commit(c2, false),
-  }, 'lightweight tag');
+  await expectOne(
+    await push('refs/tags/light'),
+    {
+      ref: 'refs/tags/light',
+      before: ZERO,
+      after: c2,
+      created: true,
+      deleted: false,
+      forced: false,
+      commits: [],
+      total_commits: 0,
+      head_commit: await commit(c2, false),
+    },
+    'lightweight tag',
+  );
 
   const c6 = await g.commit(work, 'on two branches');
   const both = await push(`${c6}:refs/heads/a`, `${c6}:refs/heads/b`);
   t.equal(both.length, 2, 'one event per ref');
-  t.same(both.map((e) => e.payload.commits.map((c: any) => [c.id, c.distinct])), [[[c6, true]], []], 'a commit is listed only by the first event (in ref order) that reaches it');
-  t.same(both.map((e) => e.payload.total_commits), [1, 1], 'total_commits still counts it for both');
-  t.same(both.map((e) => e.payload.head_commit.distinct), [true, false]);
+  t.same(
+    both.map((e) => e.payload.commits.map((c: any) => [c.id, c.distinct])),
+    [[[c6, true]], []],
+    'a commit is listed only by the first event (in ref order) that reaches it',
+  );
+  t.same(
+    both.map((e) => e.payload.total_commits),
+    [1, 1],
+    'total_commits still counts it for both',
+  );
+  t.same(
+    both.map((e) => e.payload.head_commit.distinct),
+    [true, false],
+  );
 });
 
 t.test('a mirror push of 2,000 branches raises 2,000 events, each with its own new commit', async (t) => {
@@ -146,10 +252,17 @@ t.test('a mirror push of 2,000 branches raises 2,000 events, each with its own n
   t.same(events.map((e) => e.ref).sort(), local.map((l) => l.split(' ')[1]).sort(), 'each ref once');
   const b1999 = events.find((e) => e.ref === 'refs/heads/b1999')!.payload;
   t.equal(b1999.after, local.find((l) => l.endsWith(' refs/heads/b1999'))!.split(' ')[0]);
-  t.same(b1999.commits.map((c: any) => c.message), b1999.commits.length === 2 ? ['root', 'branch 1999'] : ['branch 1999'], 'its own commit, after the root if it came first');
+  t.same(
+    b1999.commits.map((c: any) => c.message),
+    b1999.commits.length === 2 ? ['root', 'branch 1999'] : ['branch 1999'],
+    'its own commit, after the root if it came first',
+  );
   const roots = events.filter((e) => e.payload.commits.some((c: any) => c.message === 'root'));
   t.equal(roots.length, 1, 'the shared root is listed by exactly one event');
-  t.ok(events.every((e) => e.payload.commits.every((c: any) => c.distinct)), 'every listed commit is distinct');
+  t.ok(
+    events.every((e) => e.payload.commits.every((c: any) => c.distinct)),
+    'every listed commit is distinct',
+  );
   t.ok(events.every((e) => e.payload.commits.at(-1)?.message !== 'root' || e.ref === 'refs/heads/main'));
 });
 
@@ -173,7 +286,11 @@ t.test('two pushes racing for one branch: one wins, the other is rejected cleanl
   const winner = results[0].code === 0 ? mine : theirs;
   t.match(await g.ok(['ls-remote', url, 'refs/heads/main']), new RegExp(`^${winner}`));
   const events = await eventsSince(w, since);
-  t.same(events.map((e) => e.payload.after), [winner], 'only the accepted update is an event');
+  t.same(
+    events.map((e) => e.payload.after),
+    [winner],
+    'only the accepted update is an event',
+  );
 });
 
 t.test('a push whose events a stopped process never recorded is recorded at the next start, as the repository was then', async (t) => {
@@ -189,7 +306,11 @@ t.test('a push whose events a stopped process never recorded is recorded at the 
   const bare = `file://${path.join(w.config.reposDir, 'acme', 'app.git')}`;
   await g.ok(['push', '-q', bare, 'main'], { cwd: work });
   const db = connect(w.database.url);
-  await insertPushRecord(db, repo.id, ann.user.id, { updates: [{ before: c1, after: c2, ref: 'refs/heads/main' }], refsAfter: new Map([['refs/heads/main', c2]]), landedAt: Date.now() });
+  await insertPushRecord(db, repo.id, ann.user.id, {
+    updates: [{ before: c1, after: c2, ref: 'refs/heads/main' }],
+    refsAfter: new Map([['refs/heads/main', c2]]),
+    landedAt: Date.now(),
+  });
   await db.destroy();
   await g.ok(['push', '-q', bare, 'main:refs/heads/later'], { cwd: work });
 
@@ -202,7 +323,11 @@ t.test('a push whose events a stopped process never recorded is recorded at the 
     t.equal(events.length, 2, 'the interrupted push is recorded at start');
     const last = events[1];
     t.same([last?.before, last?.after, last?.sender.login], [c1, c2, 'ann']);
-    t.same(last?.commits.map((c: any) => c.id), [c2], 'c2 is new: the branch made after the push does not hide it');
+    t.same(
+      last?.commits.map((c: any) => c.id),
+      [c2],
+      'c2 is new: the branch made after the push does not hide it',
+    );
   } finally {
     await again.stop();
   }
@@ -218,8 +343,17 @@ t.test("a push log reads back the hook's updates and the refs after them", async
   t.equal(await readPushLog(file), null, 'nothing landed: no log');
   fs.writeFileSync(file, `${ZERO} ${a} refs/heads/main\n${a} ${b} refs/tags/v1\n\n${a} refs/heads/main\n${b} refs/tags/v1\n.\n`);
   const landed = await readPushLog(file);
-  t.same(landed?.updates, [{ before: ZERO, after: a, ref: 'refs/heads/main' }, { before: a, after: b, ref: 'refs/tags/v1' }]);
-  t.same([...landed!.refsAfter!], [['refs/heads/main', a], ['refs/tags/v1', b]]);
+  t.same(landed?.updates, [
+    { before: ZERO, after: a, ref: 'refs/heads/main' },
+    { before: a, after: b, ref: 'refs/tags/v1' },
+  ]);
+  t.same(
+    [...landed!.refsAfter!],
+    [
+      ['refs/heads/main', a],
+      ['refs/tags/v1', b],
+    ],
+  );
   t.equal(parseRefListing(`${a} refs/heads/main\n`), undefined, 'a listing cut short is not used');
   t.same([...parseRefListing('.\n')!], [], 'no refs left after the push');
 });

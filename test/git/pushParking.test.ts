@@ -28,22 +28,36 @@ t.test('a push record whose node died while recording it, taken over for the thi
   const bare = path.join(w.config.reposDir, 'acme', 'app.git');
   await g.ok(['push', '-q', `file://${bare}`, 'main:refs/heads/twice', 'main:refs/heads/thrice'], { cwd: work });
   // As dead nodes leave them: claimed, the lease long run out; one died twice before, the other three times.
-  const twice = await insertPushRecord(db, repo.id, ann.user.id, { updates: [{ before: ZERO, after: c1, ref: 'refs/heads/twice' }], refsAfter: new Map([['refs/heads/twice', c1]]), landedAt: Date.now() });
-  const thrice = await insertPushRecord(db, repo.id, ann.user.id, { updates: [{ before: ZERO, after: c1, ref: 'refs/heads/thrice' }], refsAfter: new Map([['refs/heads/thrice', c1]]), landedAt: Date.now() });
+  const twice = await insertPushRecord(db, repo.id, ann.user.id, {
+    updates: [{ before: ZERO, after: c1, ref: 'refs/heads/twice' }],
+    refsAfter: new Map([['refs/heads/twice', c1]]),
+    landedAt: Date.now(),
+  });
+  const thrice = await insertPushRecord(db, repo.id, ann.user.id, {
+    updates: [{ before: ZERO, after: c1, ref: 'refs/heads/thrice' }],
+    refsAfter: new Map([['refs/heads/thrice', c1]]),
+    landedAt: Date.now(),
+  });
   await db('push_records').where('id', twice).update({ locked_by: 'gone:/a', locked_at: 1, interruptions: 1 });
   await db('push_records').where('id', thrice).update({ locked_by: 'gone:/b', locked_at: 1, interruptions: 2 });
   w.running.services.signals.emit(PUSH_RECORDED);
 
   const c2 = await g.commit(work, 'two');
   await g.ok(['push', '-q', 'origin', 'main'], { cwd: work });
-  await waitFor(async () => (await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('id')) ?? null, { what: 'the later push recorded', timeoutMs: 30_000 });
+  await waitFor(async () => (await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('id')) ?? null, {
+    what: 'the later push recorded',
+    timeoutMs: 30_000,
+  });
   t.ok(await db('events').where({ type: 'push', ref: 'refs/heads/twice' }).first('id'), 'a record taken over the second time is recorded');
   t.notOk(await db('events').where({ type: 'push', ref: 'refs/heads/thrice' }).first('id'), 'the one taken over the third time is not');
   const rows = await db('push_records').select('id', 'interruptions', 'last_error', 'parked_at', 'locked_by');
   t.equal(rows.length, 1, 'it is kept');
   t.match(rows[0], { id: thrice, interruptions: 3, locked_by: null });
   t.match(String(rows[0].last_error), /^parked: the node recording this push stopped 3 times/);
-  t.ok(w.logs.some((l) => /"level":50/.test(l) && /parked/.test(l)), 'an error line is logged');
+  t.ok(
+    w.logs.some((l) => /"level":50/.test(l) && /parked/.test(l)),
+    'an error line is logged',
+  );
   const main = await db('events').where({ type: 'push', ref: 'refs/heads/main' }).first('payload');
   t.equal(JSON.parse(main.payload).after, c2);
   const metrics = await w.api('GET', '/metrics', { token: null });
@@ -70,7 +84,11 @@ t.test('a restarted node counts the claims its dead predecessor held; the third 
   const env = { DATA_DIR: dataDir, REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: database.url, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0' };
   const first = await startServeProcess(env, 60_000);
   child = first.child;
-  const answer = await fetch(`${first.url}/api/v1/orgs/demo/repos`, { method: 'POST', headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' }, body: '{"name":"app"}' });
+  const answer = await fetch(`${first.url}/api/v1/orgs/demo/repos`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' },
+    body: '{"name":"app"}',
+  });
   t.equal(answer.status, 201);
   first.child.kill('SIGKILL');
   await first.exited;
@@ -86,10 +104,13 @@ t.test('a restarted node counts the claims its dead predecessor held; the third 
   const parked = await add('refs/heads/third-death', 2);
   const second = await startServeProcess(env, 60_000);
   child = second.child;
-  const row = await waitFor(async () => {
-    const r = await db('push_records').where('id', parked).first('interruptions', 'parked_at', 'last_error', 'locked_by');
-    return r?.parked_at ? r : null;
-  }, { what: 'the record parked', timeoutMs: 30_000 });
+  const row = await waitFor(
+    async () => {
+      const r = await db('push_records').where('id', parked).first('interruptions', 'parked_at', 'last_error', 'locked_by');
+      return r?.parked_at ? r : null;
+    },
+    { what: 'the record parked', timeoutMs: 30_000 },
+  );
   t.equal(Number(row.interruptions), 3, 'the restart counted the death');
   t.equal(row.locked_by, null, 'no node holds it');
   t.match(String(row.last_error), /^parked: /);

@@ -13,7 +13,11 @@ const basic = (token: string) => `Basic ${Buffer.from(`x:${token}`).toString('ba
 const pkt = (line: string) => Buffer.from((line.length + 4).toString(16).padStart(4, '0') + line);
 
 /** A receive-pack request body creating `ref` at a new root commit, with its pack; built by the real git. */
-async function receivePackBody(g: GitClient, ref: string, files: Record<string, string | Buffer> = { 'evil.txt': 'evil\n' }): Promise<{ body: Buffer; sha: string; packStart: number }> {
+async function receivePackBody(
+  g: GitClient,
+  ref: string,
+  files: Record<string, string | Buffer> = { 'evil.txt': 'evil\n' },
+): Promise<{ body: Buffer; sha: string; packStart: number }> {
   const dir = path.join(g.dir, `raw-${randomBytes(3).toString('hex')}`);
   await g.ok(['init', '-q', dir]);
   const sha = await g.commit(dir, 'raw push', files);
@@ -87,7 +91,12 @@ t.test('bad packs are refused and leave the refs unchanged', async (t) => {
   await g.ok(['config', 'receive.fsckObjects', 'false'], { cwd: path.join(w.config.reposDir, 'acme', 'app.git') });
   // A commit with no author: git's client sends it, receive.fsckObjects refuses it.
   const tree = (await g.ok(['rev-parse', 'HEAD^{tree}'], { cwd: src })).trim();
-  const broken = (await g.ok(['hash-object', '-t', 'commit', '--literally', '-w', '--stdin'], { cwd: src, input: `tree ${tree}\nparent ${good}\ncommitter A <a@b.c> 1700000000 +0000\n\nno author\n` })).trim();
+  const broken = (
+    await g.ok(['hash-object', '-t', 'commit', '--literally', '-w', '--stdin'], {
+      cwd: src,
+      input: `tree ${tree}\nparent ${good}\ncommitter A <a@b.c> 1700000000 +0000\n\nno author\n`,
+    })
+  ).trim();
   const push = await g.run(['push', url, `${broken}:refs/heads/main`], { cwd: src });
   t.not(push.code, 0, 'the push fails');
   t.match(push.stderr, /missingAuthor|unpack/, 'because the pack does not pass fsck');
@@ -191,9 +200,17 @@ t.test("git's credential probe (a lone flush packet) is answered as the backend 
   t.equal(await probe.text(), '', 'and carries nothing');
   t.equal((await postReceivePack(w, 'acme/app', Buffer.from('0000'))).status, 401, 'without credentials it is challenged');
   t.equal((await postReceivePack(w, 'acme/app', Buffer.from('0000'), basic('wharf_not_a_token'))).status, 401, 'bad credentials fail it');
-  const wrongType = await fetch(`${w.url}/acme/app.git/git-receive-pack`, { method: 'POST', headers: { authorization: basic(ann.token), 'content-type': 'text/plain' }, body: '0000' });
+  const wrongType = await fetch(`${w.url}/acme/app.git/git-receive-pack`, {
+    method: 'POST',
+    headers: { authorization: basic(ann.token), 'content-type': 'text/plain' },
+    body: '0000',
+  });
   t.equal(wrongType.status, 415, 'a wrong content type is still refused by git');
-  t.equal((await postReceivePack(w, 'acme/app', Buffer.from('00zz'), basic(ann.token))).status, 400, 'a short body that is not a flush goes to git, which refuses it');
+  t.equal(
+    (await postReceivePack(w, 'acme/app', Buffer.from('00zz'), basic(ann.token))).status,
+    400,
+    'a short body that is not a flush goes to git, which refuses it',
+  );
   await w.pushesRecorded();
   t.equal((await w.running.services.db('events').count('* as n').first())!.n, 0, 'no event');
   t.equal(execFileSync('git', ['for-each-ref'], { cwd: path.join(w.config.reposDir, 'acme', 'app.git') }).toString(), '', 'no ref written');

@@ -50,7 +50,7 @@ t.test('a gzip bomb (1 MiB inflating to 1 GiB) is a 413 before git runs long; th
   // receive-pack stops at the first bad pkt-line; either way it never gets more than the cap.
   t.ok([400, 413].includes(pushBomb.status), `receive-pack answers a 4xx at once (${pushBomb.status})`);
   const plainOver = await post(w, 'git-upload-pack', Buffer.alloc(11 * 1024 * 1024, '0'));
-  t.equal(plainOver.status, 413, 'a plain upload-pack body over the backend\'s own 10 MiB is a 413 too, not a 5xx');
+  t.equal(plainOver.status, 413, "a plain upload-pack body over the backend's own 10 MiB is a 413 too, not a 5xx");
   const notGzip = await post(w, 'git-upload-pack', Buffer.from('this is not gzip at all'), { 'content-encoding': 'gzip' });
   t.equal(notGzip.status, 400, 'a body that is not gzip is a 400');
 
@@ -65,7 +65,10 @@ t.test('a gzip request under the cap is inflated here and answered by git', asyn
   const request = Buffer.from(pkt(`want ${sha}\n`) + '0000' + pkt('done\n'));
   const plain = await post(w, 'git-upload-pack', request);
   const gzipped = await post(w, 'git-upload-pack', zlib.gzipSync(request), { 'content-encoding': 'gzip' });
-  for (const [what, answer] of [['plain', plain], ['gzip', gzipped]] as const) {
+  for (const [what, answer] of [
+    ['plain', plain],
+    ['gzip', gzipped],
+  ] as const) {
     t.equal(answer.status, 200, what);
     t.equal(answer.headers.get('content-type'), 'application/x-git-upload-pack-result', what);
     t.ok(answer.text.startsWith('0008NAK\nPACK'), `${what}: NAK then the pack`);
@@ -79,7 +82,10 @@ t.test('backends run at most GIT_BACKEND_CONCURRENCY at once; the others wait an
   // Holds the only backend: a push whose body never finishes (a fetch negotiation is read whole before it takes a slot).
   const url = new URL(`${w.url}/acme/app.git/git-receive-pack`);
   const auth = `Basic ${Buffer.from(`x:${token}`).toString('base64')}`;
-  const held = http.request(url, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/x-git-receive-pack-request', 'content-length': '1000' } });
+  const held = http.request(url, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/x-git-receive-pack-request', 'content-length': '1000' },
+  });
   held.on('error', () => {});
   held.write('00a0');
   await waitFor(() => backendsAlive() === 1, { intervalMs: 20, what: 'the held push to start its backend' });
@@ -94,7 +100,11 @@ t.test('backends run at most GIT_BACKEND_CONCURRENCY at once; the others wait an
 
   const g = gitClient(t);
   const clones = await Promise.all([1, 2, 3, 4].map((i) => g.run(['clone', '-q', repoUrl(w, 'acme/app'), path.join(g.dir, `c${i}`)])));
-  t.same(clones.map((c) => c.code), [0, 0, 0, 0], 'four clones at once through one backend all succeed');
+  t.same(
+    clones.map((c) => c.code),
+    [0, 0, 0, 0],
+    'four clones at once through one backend all succeed',
+  );
   const work = path.join(g.dir, 'c1');
   await g.commit(work, 'more');
   const push = await g.run(['push', '-q', repoUrl(w, 'acme/app', token), 'HEAD:main'], { cwd: work });

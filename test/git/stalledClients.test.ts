@@ -44,7 +44,10 @@ t.test('GIT_BACKEND_CONCURRENCY idle upload-pack clients hold no backend: ls-rem
   const idle = [1, 2, 3, 4].map(() => stalled(w, uploadPackStart('app')));
   t.teardown(() => idle.forEach((c) => c.socket.destroy()));
   // Every stalled client is connected and has been read past its lookup (where a backend slot used to be taken).
-  await waitFor(async () => (await new Promise<number>((r) => w.running.server.getConnections((_, n) => r(n)))) >= 4, { intervalMs: 10, what: 'the four stalled clients to connect' });
+  await waitFor(async () => (await new Promise<number>((r) => w.running.server.getConnections((_, n) => r(n)))) >= 4, {
+    intervalMs: 10,
+    what: 'the four stalled clients to connect',
+  });
   // A bounded quiet period: the server reading a stalled request past its lookup leaves no state to await (the fix is that it takes no backend).
   await quietPeriod(500);
 
@@ -58,7 +61,10 @@ t.test('GIT_BACKEND_CONCURRENCY idle upload-pack clients hold no backend: ls-rem
 });
 
 t.test('stalled and trickling clients are closed within the deadlines, with a 408 where an answer can be sent', async (t) => {
-  const w = await startWharf(t, { workers: [], env: { GIT_BACKEND_CONCURRENCY: '4', REQUEST_IDLE_TIMEOUT: '1s', REQUEST_BODY_TIMEOUT: '3s', REQUEST_HEADERS_TIMEOUT: '2s' } });
+  const w = await startWharf(t, {
+    workers: [],
+    env: { GIT_BACKEND_CONCURRENCY: '4', REQUEST_IDLE_TIMEOUT: '1s', REQUEST_BODY_TIMEOUT: '3s', REQUEST_HEADERS_TIMEOUT: '2s' },
+  });
   await publicRepo(w, 'app');
   const { token } = await buildUser(w, 'ann', { org: 'acme', role: 'member' });
   const basic = `Basic ${Buffer.from(`x:${token}`).toString('base64')}`;
@@ -67,17 +73,33 @@ t.test('stalled and trickling clients are closed within the deadlines, with a 40
 
   const idleUploadPack = stalled(w, uploadPackStart('app'));
   const partialHeaders = stalled(w, 'GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nX-Slow: ');
-  const idleJson = stalled(w, `POST /api/v1/orgs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"lo`);
+  const idleJson = stalled(
+    w,
+    `POST /api/v1/orgs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"lo`,
+  );
   // Refused before its body is read: answered, then closed rather than read to its end.
   const refused = stalled(w, 'POST /api/v1/orgs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n');
-  const idlePush = stalled(w, `POST /acme/app.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nContent-Type: application/x-git-receive-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n00a0\r\n`);
-  const idleLfs = stalled(w, `PUT /acme/app.git/info/lfs/objects/${'a'.repeat(64)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nContent-Type: application/octet-stream\r\nContent-Length: 100\r\n\r\nabc`);
+  const idlePush = stalled(
+    w,
+    `POST /acme/app.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nContent-Type: application/x-git-receive-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n00a0\r\n`,
+  );
+  const idleLfs = stalled(
+    w,
+    `PUT /acme/app.git/info/lfs/objects/${'a'.repeat(64)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nContent-Type: application/octet-stream\r\nContent-Length: 100\r\n\r\nabc`,
+  );
   // A trickle defeats an idle deadline; the total deadline on bodies read whole ends it.
-  const trickle = stalled(w, 'POST /acme/app.git/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-git-upload-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n');
+  const trickle = stalled(
+    w,
+    'POST /acme/app.git/git-upload-pack HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-git-upload-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
   const drip = setInterval(() => trickle.socket.writable && trickle.socket.write('1\r\n0\r\n'), 200);
   t.teardown(() => clearInterval(drip));
 
-  const answers = await within(15_000, 'stalled clients', Promise.all([idleUploadPack, partialHeaders, idleJson, idlePush, idleLfs, trickle, refused].map(async (c) => [await c.closed, seconds()] as const)));
+  const answers = await within(
+    15_000,
+    'stalled clients',
+    Promise.all([idleUploadPack, partialHeaders, idleJson, idlePush, idleLfs, trickle, refused].map(async (c) => [await c.closed, seconds()] as const)),
+  );
   const [uploadPack, headers, json, push, lfs, dripped, early] = answers;
   t.match(uploadPack[0], /^HTTP\/1\.1 408 /, 'an idle upload-pack body is a 408');
   t.match(uploadPack[0], /request_timeout/);

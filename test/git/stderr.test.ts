@@ -17,7 +17,10 @@ const env = { PATH: process.env.PATH, HOME: base, LANG: 'C', GIT_TERMINAL_PROMPT
 
 /** Runs git (asynchronously: the servers it talks to run in this process) and returns its stderr. */
 function run(args: string[], input?: string | Buffer, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn('git', ['-c', 'http.followRedirects=false', '-c', 'credential.helper=', ...args], { env: { ...env, ...extraEnv }, stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn('git', ['-c', 'http.followRedirects=false', '-c', 'credential.helper=', ...args], {
+    env: { ...env, ...extraEnv },
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   child.stdin.on('error', () => {});
@@ -103,7 +106,11 @@ t.test('fsck: an object that fails transfer.fsckObjects', async (t) => {
   const bad = path.join(base, 'bad.git');
   gitIn(base, ['init', '-q', '--bare', bad]);
   const tree = gitIn(bad, ['hash-object', '-t', 'tree', '-w', '--stdin'], '');
-  const commit = gitIn(bad, ['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'], `tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +99999\n\nx\n`);
+  const commit = gitIn(
+    bad,
+    ['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'],
+    `tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +99999\n\nx\n`,
+  );
   gitIn(bad, ['update-ref', 'refs/heads/main', commit]);
   const stderr = await failing(['-c', 'transfer.fsckObjects=true', 'clone', '-q', '--bare', '--no-local', bad, path.join(base, 'fsck-copy.git')]);
   const read = readGitStderr(stderr);

@@ -50,7 +50,15 @@ t.test('a mirror push creates the repository with every ref; a clone brings it b
 
   await w.pushesRecorded();
   const events = await w.running.services.db('events').where({ type: 'push' }).orderBy('id').select('ref');
-  t.same(events.map((e: any) => e.ref).sort(), local.filter((l) => !l.endsWith('^{}')).map((l) => l.split(' ')[1]).filter((r) => /^refs\/(heads|tags)\//.test(r)).sort(), 'one push event per branch and tag; refs/custom and refs/notes raise none');
+  t.same(
+    events.map((e: any) => e.ref).sort(),
+    local
+      .filter((l) => !l.endsWith('^{}'))
+      .map((l) => l.split(' ')[1])
+      .filter((r) => /^refs\/(heads|tags)\//.test(r))
+      .sort(),
+    'one push event per branch and tag; refs/custom and refs/notes raise none',
+  );
 });
 
 t.test('a first push of a master-only repository points HEAD and the default branch at master', async (t) => {
@@ -101,7 +109,9 @@ t.test('visibility: public clones anonymously; private and internal ask for cred
   t.equal(push.status, 403, 'a non-member may read but not push');
   const bad = await fetch(`${w.url}/acme/public.git/info/refs?service=git-upload-pack`, { headers: basic('wharf_wrong') });
   t.equal(bad.status, 401, 'bad credentials are refused even on a public repository');
-  const asUser = await fetch(`${w.url}/acme/private.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`${member.token}:`).toString('base64')}` } });
+  const asUser = await fetch(`${w.url}/acme/private.git/info/refs?service=git-upload-pack`, {
+    headers: { authorization: `Basic ${Buffer.from(`${member.token}:`).toString('base64')}` },
+  });
   t.equal(asUser.status, 200, 'the token as user name with an empty password');
   t.match(asUser.headers.get('content-type'), 'application/x-git-upload-pack-advertisement');
   const missing = await fetch(`${w.url}/acme/nothing.git/info/refs?service=git-upload-pack`, { headers: basic(member.token) });
@@ -137,7 +147,14 @@ t.test('protocol v2 is served when the client asks for it', async (t) => {
 t.test('paths under a repository that are not smart HTTP are 404', async (t) => {
   const w = await startWharf(t);
   await buildRepo(w, 'acme', 'pub', 'public');
-  for (const p of ['/acme/pub.git/HEAD', '/acme/pub.git/objects/info/packs', '/acme/pub.git/info/refs', '/acme/pub.git/info/refs?service=git-nope', '/acme/pub.git/git-upload-pack', '/acme/pub/info/lfs/nope']) {
+  for (const p of [
+    '/acme/pub.git/HEAD',
+    '/acme/pub.git/objects/info/packs',
+    '/acme/pub.git/info/refs',
+    '/acme/pub.git/info/refs?service=git-nope',
+    '/acme/pub.git/git-upload-pack',
+    '/acme/pub/info/lfs/nope',
+  ]) {
     const r = await fetch(w.url + p);
     t.equal(r.status, 404, p);
   }
@@ -174,7 +191,8 @@ t.test("a repository's own hooks never run, whatever its config says; Wharf's po
   const marker = path.join(w.dir, 'hook-ran');
   const evil = `#!/bin/sh\necho ran >> ${marker}\nexit 1\n`;
   fs.mkdirSync(path.join(bare, 'hooks'), { recursive: true });
-  for (const hook of ['pre-receive', 'update', 'post-receive', 'post-update', 'reference-transaction']) fs.writeFileSync(path.join(bare, 'hooks', hook), evil, { mode: 0o755 });
+  for (const hook of ['pre-receive', 'update', 'post-receive', 'post-update', 'reference-transaction'])
+    fs.writeFileSync(path.join(bare, 'hooks', hook), evil, { mode: 0o755 });
   const own = path.join(w.dir, 'own-hooks');
   fs.mkdirSync(own);
   for (const hook of ['pre-receive', 'post-receive']) fs.writeFileSync(path.join(own, hook), evil, { mode: 0o755 });
@@ -188,5 +206,9 @@ t.test("a repository's own hooks never run, whatever its config says; Wharf's po
   t.notOk(fs.existsSync(marker), 'no planted hook ran');
   await w.pushesRecorded();
   const events = await w.running.services.db('events').where({ repository_id: repo.id }).select('ref');
-  t.same(events.map((e: any) => e.ref), ['refs/heads/main'], "Wharf's post-receive reported the update");
+  t.same(
+    events.map((e: any) => e.ref),
+    ['refs/heads/main'],
+    "Wharf's post-receive reported the update",
+  );
 });

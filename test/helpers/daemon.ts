@@ -32,10 +32,14 @@ export async function startGitDaemon(t: TestLike, base: string): Promise<{ url: 
   const port = await freePort();
   // The daemon program itself, not the `git daemon` wrapper: killing the wrapper would orphan it.
   const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim();
-  const child = spawn(path.join(execPath, 'git-daemon'), ['--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', base], {
-    stdio: 'ignore',
-    env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: '1' },
-  });
+  const child = spawn(
+    path.join(execPath, 'git-daemon'),
+    ['--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', base],
+    {
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: '1' },
+    },
+  );
   t.teardown(() => child.kill('SIGKILL'));
   await waitForPort(port);
   return { port, url: (name) => `git://127.0.0.1:${port}/${name}.git` };

@@ -24,7 +24,9 @@ const MARK = Symbol.for('wharf.loopbackGuard');
 
 /** True for 127.0.0.0/8, ::1 and 127.x written as an IPv4-mapped IPv6 address. */
 export function isLoopback(address) {
-  const a = String(address).toLowerCase().replace(/^\[|\]$/g, '');
+  const a = String(address)
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   if (net.isIPv4(a)) return a.startsWith('127.');
   if (!net.isIPv6(a)) return false;
   if (a === '::1' || a === '0:0:0:0:0:0:0:1') return true;

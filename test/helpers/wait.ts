@@ -25,7 +25,8 @@ export async function waitFor<T>(check: () => T | Promise<T>, options: WaitOptio
   for (;;) {
     const value = await check();
     if (value) return value as Truthy<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last value: ${inspect(value, { depth: 4, breakLength: Infinity })}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last value: ${inspect(value, { depth: 4, breakLength: Infinity })}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -73,7 +74,13 @@ export async function deliveriesSettled(db: Knex, filter: DeliveryFilter = {}, o
     const q = db('deliveries').orderBy('id').select('id', 'guid', 'webhook_id', 'event', 'status', 'attempts', 'next_attempt_at', 'lease_owner', 'error');
     if (filter.webhookId !== undefined) q.where('webhook_id', filter.webhookId);
     if (filter.event !== undefined) q.where('event', filter.event);
-    return (await q).map((r: any) => ({ ...r, id: Number(r.id), webhook_id: Number(r.webhook_id), attempts: Number(r.attempts), next_attempt_at: r.next_attempt_at === null ? null : Number(r.next_attempt_at) })) as SettledDelivery[];
+    return (await q).map((r: any) => ({
+      ...r,
+      id: Number(r.id),
+      webhook_id: Number(r.webhook_id),
+      attempts: Number(r.attempts),
+      next_attempt_at: r.next_attempt_at === null ? null : Number(r.next_attempt_at),
+    })) as SettledDelivery[];
   };
   let last: SettledDelivery[] = [];
   const settled = (r: SettledDelivery) => r.status !== 'pending' && r.lease_owner === null && r.next_attempt_at === null;
@@ -84,7 +91,9 @@ export async function deliveriesSettled(db: Knex, filter: DeliveryFilter = {}, o
     },
     { what: `deliveries settled (${JSON.stringify(filter)})`, ...options },
   ).catch((err) => {
-    throw new Error(`${err.message.split(';')[0]}: ${last.length} matching, unsettled ${inspect(last.filter((r) => !settled(r)).slice(0, 5), { breakLength: Infinity })}`);
+    throw new Error(
+      `${err.message.split(';')[0]}: ${last.length} matching, unsettled ${inspect(last.filter((r) => !settled(r)).slice(0, 5), { breakLength: Infinity })}`,
+    );
   });
   return last;
 }

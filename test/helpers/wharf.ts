@@ -29,7 +29,11 @@ export interface TestWharf {
   /** Every log line written so far, raw. */
   logs: string[];
   /** Calls the API and returns status, headers and parsed JSON (or text). */
-  api(method: string, urlPath: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<ApiAnswer>;
+  api(
+    method: string,
+    urlPath: string,
+    options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> },
+  ): Promise<ApiAnswer>;
   /**
    * Resolves once every push that has returned to its client is recorded as events (or parked):
    * no push record is left. Pushes are recorded just after they return.
@@ -146,5 +150,13 @@ export async function buildRepo(w: TestWharf, org: string, name: string, visibil
  */
 export async function listenToEvents(w: TestWharf, repo: Repository): Promise<void> {
   const now = Date.now();
-  await w.running.services.db('webhooks').insert({ repository_id: repo.id, url: 'http://127.0.0.1:9/events', secret: sealWebhookSecret(w.running.services.config, 'listener'), events: '["*"]', active: true, created_at: now, updated_at: now });
+  await w.running.services.db('webhooks').insert({
+    repository_id: repo.id,
+    url: 'http://127.0.0.1:9/events',
+    secret: sealWebhookSecret(w.running.services.config, 'listener'),
+    events: '["*"]',
+    active: true,
+    created_at: now,
+    updated_at: now,
+  });
 }

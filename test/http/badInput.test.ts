@@ -63,7 +63,10 @@ t.test('a huge token lifetime is a 422 naming expires_in; a year is fine', async
   const huge = await w.api('POST', '/api/v1/user/tokens', { body: { name: 't', expires_in: '99999999999999d' } });
   t.equal(huge.status, 422);
   t.equal(huge.body.error.code, 'validation_failed');
-  t.same(huge.body.error.details.map((d: any) => d.path), ['/expires_in']);
+  t.same(
+    huge.body.error.details.map((d: any) => d.path),
+    ['/expires_in'],
+  );
   const year = await w.api('POST', '/api/v1/user/tokens', { body: { name: 't', expires_in: '365d' } });
   t.equal(year.status, 201);
 });

@@ -3,7 +3,13 @@
 import t from 'tap';
 import { startWharf } from '../helpers/wharf.ts';
 
-const families = (text: string) => new Set(text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]));
+const families = (text: string) =>
+  new Set(
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('# TYPE '))
+      .map((l) => l.split(' ')[2]),
+  );
 
 t.test('/metrics carries the SPEC §10 families and the process and Node.js metrics', async (t) => {
   const w = await startWharf(t);

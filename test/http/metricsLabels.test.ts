@@ -5,7 +5,12 @@ import { buildRepo, startWharf, type TestWharf } from '../helpers/wharf.ts';
 /** The label sets of wharf_http_requests_total on /metrics, and the page's size. */
 async function requestSeries(w: TestWharf): Promise<{ series: Set<string>; bytes: number }> {
   const text = await (await fetch(`${w.url}/metrics`)).text();
-  const series = new Set(text.split('\n').filter((l) => l.startsWith('wharf_http_requests_total{')).map((l) => l.slice(0, l.lastIndexOf('}') + 1)));
+  const series = new Set(
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('wharf_http_requests_total{'))
+      .map((l) => l.slice(0, l.lastIndexOf('}') + 1)),
+  );
   return { series, bytes: text.length };
 }
 
@@ -32,7 +37,11 @@ function randomPaths(): { method: string; path: string }[] {
 /** Sends one round of random paths, anonymously. */
 async function round(w: TestWharf): Promise<void> {
   for (const { method, path } of randomPaths()) {
-    const res = await fetch(`${w.url}${path}`, { method, body: method === 'GET' ? undefined : '{}', headers: { 'content-type': 'application/vnd.git-lfs+json' } });
+    const res = await fetch(`${w.url}${path}`, {
+      method,
+      body: method === 'GET' ? undefined : '{}',
+      headers: { 'content-type': 'application/vnd.git-lfs+json' },
+    });
     await res.arrayBuffer();
   }
 }
@@ -45,8 +54,15 @@ t.test('/metrics labels requests by route template: random Git, LFS, API and UI 
   const before = await requestSeries(w);
   for (let i = 0; i < 40; i++) await round(w);
   const after = await requestSeries(w);
-  t.same([...after.series].filter((s) => !before.series.has(s)).filter((s) => !s.includes('route="/metrics"')), [], 'no new label set');
+  t.same(
+    [...after.series].filter((s) => !before.series.has(s)).filter((s) => !s.includes('route="/metrics"')),
+    [],
+    'no new label set',
+  );
   t.ok(after.bytes < before.bytes + 2000, `/metrics grew from ${before.bytes} to ${after.bytes} bytes`);
   for (const s of after.series) t.notMatch(s, /route="[^"]*[0-9a-f]{12}/, `no raw path in ${s}`);
-  t.ok([...after.series].some((s) => s.includes('route="/:org/:repo/info/lfs/objects/:oid"')), 'LFS objects are labelled by their template');
+  t.ok(
+    [...after.series].some((s) => s.includes('route="/:org/:repo/info/lfs/objects/:oid"')),
+    'LFS objects are labelled by their template',
+  );
 });

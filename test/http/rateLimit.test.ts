@@ -25,7 +25,10 @@ function isRateLimited(t: Test, answer: ApiAnswer, windowSeconds: number) {
 t.test('RATE_LIMIT: default, syntax, off, and one clear error on a bad value', async (t) => {
   t.same(loadConfig({}).rateLimit, { token: { points: 5000, durationMs: 3_600_000 }, anonymous: { points: 1000, durationMs: 3_600_000 } });
   t.same(loadConfig({ RATE_LIMIT: '10/1m' }).rateLimit, { token: { points: 10, durationMs: 60_000 }, anonymous: { points: 10, durationMs: 60_000 } });
-  t.same(loadConfig({ RATE_LIMIT: '100/30s, 5/1d' }).rateLimit, { token: { points: 100, durationMs: 30_000 }, anonymous: { points: 5, durationMs: 86_400_000 } });
+  t.same(loadConfig({ RATE_LIMIT: '100/30s, 5/1d' }).rateLimit, {
+    token: { points: 100, durationMs: 30_000 },
+    anonymous: { points: 5, durationMs: 86_400_000 },
+  });
   t.equal(loadConfig({ RATE_LIMIT: 'off' }).rateLimit, null);
   for (const bad of ['5000', '0/1h', '5/0s', '5/1500ms', 'x/1h', '1/1h,2/1h,3/1h', '5/1h;', '1/400d']) {
     let error: unknown;
@@ -74,7 +77,11 @@ t.test('per address: anonymous API, Git and LFS requests share one count; made-u
   t.equal((await w.api('GET', '/api/v1/user', { token: 'wharf_madeup2' })).status, 401);
   isRateLimited(t, await w.api('GET', '/api/v1/user', { token: 'wharf_madeup3' }), 3600);
   isRateLimited(t, await w.api('GET', '/api/v1/meta', { token: null }), 3600);
-  const lfs = await w.api('POST', '/demo/pub.git/info/lfs/objects/batch', { token: null, body: { operation: 'download', objects: [] }, headers: { 'content-type': 'application/vnd.git-lfs+json' } });
+  const lfs = await w.api('POST', '/demo/pub.git/info/lfs/objects/batch', {
+    token: null,
+    body: { operation: 'download', objects: [] },
+    headers: { 'content-type': 'application/vnd.git-lfs+json' },
+  });
   isRateLimited(t, lfs, 3600);
   const git = await fetch(`${w.url}/demo/pub.git/info/refs?service=git-upload-pack`);
   t.equal(git.status, 429, 'Git is refused too');
@@ -93,7 +100,15 @@ t.test('two processes on one Postgres share the count', { skip: postgresUrl ? fa
   t.teardown(() => database.drop());
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-rl-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const env = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), LOG_LEVEL: 'silent', RATE_LIMIT: '6/1h,50/1h' };
+  const env = {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: database.url,
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT: '6/1h,50/1h',
+  };
   const first = await serve(t, env);
   const second = await serve(t, env);
   t.ok(first.token, 'the first process created the admin token');
@@ -130,7 +145,9 @@ t.test('made-up tokens count against the address before anything runs, on open r
   const w2 = await startWharf(t, { env: { RATE_LIMIT: '100/1h,3/1h' } });
   for (let i = 0; i < 3; i++) t.equal((await w2.api('GET', '/api/v1/meta', { token: madeUp(i) })).status, 200, 'made-up token within the address quota');
   isRateLimited(t, await w2.api('GET', '/api/v1/meta', { token: null }), 3600);
-  const git = await fetch(`${w2.url}/demo/pub.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`x:${madeUp(9)}`).toString('base64')}` } });
+  const git = await fetch(`${w2.url}/demo/pub.git/info/refs?service=git-upload-pack`, {
+    headers: { authorization: `Basic ${Buffer.from(`x:${madeUp(9)}`).toString('base64')}` },
+  });
   t.equal(git.status, 429, 'a made-up Git password is refused before the route runs');
   await git.arrayBuffer();
 });
@@ -174,7 +191,7 @@ function browserAt(t: Test, url: string, address: string) {
   };
 }
 
-t.test('failed web sign-ins are charged to the browser\'s address, not to the server\'s own', async (t) => {
+t.test("failed web sign-ins are charged to the browser's address, not to the server's own", async (t) => {
   const w = await startWharf(t, { env: { RATE_LIMIT: '100/1h,3/1h' } });
   const guesser = browserAt(t, w.url, '127.0.0.2');
   for (let i = 0; i < 3; i++) {
@@ -192,5 +209,5 @@ t.test('failed web sign-ins are charged to the browser\'s address, not to the se
   t.equal(mistyped.status, 422, 'another browser is not refused for the guesser');
   t.match(mistyped.text, /unknown, expired or revoked/);
   t.equal((await someone.signIn(w.adminToken)).status, 303);
-  t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200, 'the server\'s own address was not charged');
+  t.equal((await w.api('GET', '/api/v1/meta', { token: null })).status, 200, "the server's own address was not charged");
 });

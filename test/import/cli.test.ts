@@ -15,7 +15,13 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
     await database.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  const env = { DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: database.url, LOG_LEVEL: 'silent', IMPORT_ALLOWED_HOSTS: 'loopback' };
+  const env = {
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    IMPORT_ALLOWED_HOSTS: 'loopback',
+  };
   const g = gitClient(t);
   const base = path.join(g.dir, 'served');
   fs.mkdirSync(base);
@@ -23,19 +29,32 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
   const daemon = await startGitDaemon(t, base);
   t.equal((await runCli(['org', 'create', 'acme'], env)).code, 0);
 
-  for (const args of [['import', daemon.url('source')], ['import', daemon.url('source'), 'acme'], ['import', daemon.url('source'), 'acme/x/y'], ['import', daemon.url('source'), 'acme/x', '--visibility', 'secret'], ['import', 'file:///etc', 'acme/x'], ['import', '-uhelp', 'acme/x'], ['import', 'ext::sh -c id', 'acme/x']]) {
+  for (const args of [
+    ['import', daemon.url('source')],
+    ['import', daemon.url('source'), 'acme'],
+    ['import', daemon.url('source'), 'acme/x/y'],
+    ['import', daemon.url('source'), 'acme/x', '--visibility', 'secret'],
+    ['import', 'file:///etc', 'acme/x'],
+    ['import', '-uhelp', 'acme/x'],
+    ['import', 'ext::sh -c id', 'acme/x'],
+  ]) {
     t.equal((await runCli(args, env)).code, 2, `usage: ${args.join(' ')}`);
   }
 
   const ok = await runCli(['import', daemon.url('source'), 'acme/copy', '--visibility', 'public', '--allow-missing-lfs'], env);
   t.equal(ok.code, 0, ok.stderr);
   t.match(ok.stdout, /^imported acme\/copy: 2 branches, 2 tags, 0 LFS objects \(3 missing at the source\), default branch trunk\n/);
-  for (const f of [source.lfs.kept, source.lfs.old, source.lfs.absent]) t.match(ok.stdout, `missing LFS object ${f.oid} (${f.size} bytes): `, 'each missing object with its reason');
+  for (const f of [source.lfs.kept, source.lfs.old, source.lfs.absent])
+    t.match(ok.stdout, `missing LFS object ${f.oid} (${f.size} bytes): `, 'each missing object with its reason');
   t.match(ok.stderr, /^import \d+: git:\/\/127\.0\.0\.1:\d+\/source\.git → acme\/copy\n/, 'the job, then its progress, on stderr');
   t.match(ok.stderr, /\nqueued +\[-{24}\] queued…\n/, 'the state stands where no percent is known yet');
   t.notMatch(ok.stderr, / +%/, 'never a blank percent');
   const percents = [...ok.stderr.matchAll(/\] +(\d+)%/g)].map((m) => Number(m[1]));
-  t.same(percents, [...percents].sort((a, b) => a - b), `the percent never goes back: ${percents.join(' ')}`);
+  t.same(
+    percents,
+    [...percents].sort((a, b) => a - b),
+    `the percent never goes back: ${percents.join(' ')}`,
+  );
   t.match(ok.stderr, /succeeded +\[#{24}\] 100% done[^\n]*\n$/);
   t.same(refList(await g.ok(['ls-remote', path.join(dir, 'repos', 'acme', 'copy.git')])), refList(await g.ok(['ls-remote', daemon.url('source')])));
 

@@ -15,10 +15,26 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   const daemon = await startGitDaemon(t, base);
   const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
 
-  const created = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: daemon.url('source'), target_org: 'demo', name: 'copy', visibility: 'internal' } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    token,
+    body: { source_url: daemon.url('source'), target_org: 'demo', name: 'copy', visibility: 'internal' },
+  });
   t.equal(created.status, 202, created.text);
   t.equal(created.headers.get('location'), `/api/v1/repos/import/${created.body.id}`);
-  t.same(Object.keys(created.body).sort(), ['created_at', 'error', 'finished_at', 'id', 'lfs_url', 'name', 'progress', 'repository', 'source_url', 'status', 'target_org', 'visibility']);
+  t.same(Object.keys(created.body).sort(), [
+    'created_at',
+    'error',
+    'finished_at',
+    'id',
+    'lfs_url',
+    'name',
+    'progress',
+    'repository',
+    'source_url',
+    'status',
+    'target_org',
+    'visibility',
+  ]);
   t.same(Object.keys(created.body.progress).sort(), ['bytes_received', 'objects_received', 'percent', 'phase']);
   t.equal(created.body.source_url, daemon.url('source'));
   t.equal(created.body.repository, null);
@@ -33,7 +49,11 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   t.equal(job.repository.branches, 2);
   t.equal(job.repository.tags, 2);
   t.equal(job.repository.lfs_objects, 0, 'git:// has no LFS endpoint that answers here');
-  t.same(job.repository.missing_lfs_objects.map((m: any) => m.oid).sort(), [source.lfs.kept.oid, source.lfs.old.oid, source.lfs.absent.oid].sort(), 'every pointer in history found');
+  t.same(
+    job.repository.missing_lfs_objects.map((m: any) => m.oid).sort(),
+    [source.lfs.kept.oid, source.lfs.old.oid, source.lfs.absent.oid].sort(),
+    'every pointer in history found',
+  );
 
   const dir = repoDir(w.config.reposDir, 'demo', 'copy');
   t.same(refList(await g.ok(['ls-remote', dir])), refList(await g.ok(['ls-remote', daemon.url('source')])), 'refs equal the source ls-remote');
@@ -42,7 +62,11 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   t.match(await g.ok(['show', 'trunk:.gitmodules'], { cwd: dir }), 'url = https://example.com/lib.git');
   t.equal((await g.ok(['config', 'receive.fsckObjects'], { cwd: dir })).trim(), 'true', 'configured like every hosted repository');
   t.notOk(fs.existsSync(path.join(dir, 'wharf-import-job')), 'no marker left');
-  t.same(fs.readdirSync(path.join(w.config.reposDir, '.imports')).filter((n) => n.startsWith('job-')), [], 'no temporary copy left');
+  t.same(
+    fs.readdirSync(path.join(w.config.reposDir, '.imports')).filter((n) => n.startsWith('job-')),
+    [],
+    'no temporary copy left',
+  );
 
   const repo = await w.api('GET', '/api/v1/repos/demo/copy', { token });
   t.equal(repo.status, 200);
@@ -51,7 +75,10 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
 
   const list = await w.api('GET', '/api/v1/repos/import?org=demo', { token });
   t.equal(list.status, 200);
-  t.same(list.body.map((j: any) => j.id), [created.body.id]);
+  t.same(
+    list.body.map((j: any) => j.id),
+    [created.body.id],
+  );
 
   // The name is now taken by the repository.
   const again = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: daemon.url('source'), target_org: 'demo', name: 'copy' } });

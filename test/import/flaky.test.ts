@@ -39,7 +39,10 @@ async function generatedSource(g: GitClient, bare: string, commits: number, byte
 
 function packBytes(bare: string): number {
   const dir = path.join(bare, 'objects', 'pack');
-  return fs.readdirSync(dir).filter((n) => n.endsWith('.pack')).reduce((sum, n) => sum + fs.statSync(path.join(dir, n)).size, 0);
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.pack'))
+    .reduce((sum, n) => sum + fs.statSync(path.join(dir, n)).size, 0);
 }
 
 t.test('a link that breaks every connection after a third of the pack: the import completes in bounded steps', async (t) => {
@@ -52,12 +55,18 @@ t.test('a link that breaks every connection after a third of the pack: the impor
   const daemon = await startGitDaemon(t, base);
   const proxy = await startProxy(t, daemon.port, { cutEvery: Math.floor(pack / 3) });
   const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' }, workers: [(s) => createImportRunner(s, { pollMs: 100 })] });
-  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'flaky' } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'flaky' },
+  });
   const job = await waitForJob(w, created.body.id, { timeoutMs: 240_000 });
   t.equal(job.status, 'succeeded', job.error);
   t.ok(proxy.cuts >= 1, `the link broke ${proxy.cuts} times`);
   const dir = repoDir(w.config.reposDir, 'demo', 'flaky');
-  t.same(refList(await g.ok(['ls-remote', dir])), refList(await g.ok(['ls-remote', `git://127.0.0.1:${daemon.port}/big.git`])), 'refs equal the source ls-remote');
+  t.same(
+    refList(await g.ok(['ls-remote', dir])),
+    refList(await g.ok(['ls-remote', `git://127.0.0.1:${daemon.port}/big.git`])),
+    'refs equal the source ls-remote',
+  );
   t.equal((await g.ok(['rev-parse', '--is-shallow-repository'], { cwd: dir })).trim(), 'false', 'whole history');
   t.equal((await g.ok(['symbolic-ref', 'HEAD'], { cwd: dir })).trim(), 'refs/heads/trunk');
   t.ok(proxy.bytes <= 3 * pack, `${proxy.bytes} bytes through the link for a pack of ${pack} (at most three times)`);

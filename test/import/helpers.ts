@@ -36,7 +36,11 @@ export async function buildSource(g: GitClient, base: string, name = 'source', e
   const lfs = { kept: lfsFile(3000), old: lfsFile(2000), absent: lfsFile(1500) };
   await g.commit(work, 'first', { 'README.md': '# source\n', '.gitattributes': '*.bin filter=lfs diff=lfs merge=lfs -text\n', 'old.bin': lfs.old.pointer });
   await g.ok(['tag', 'v0.1'], { cwd: work });
-  await g.commit(work, 'second', { 'kept.bin': lfs.kept.pointer, 'absent.bin': lfs.absent.pointer, '.gitmodules': '[submodule "lib"]\n\tpath = lib\n\turl = https://example.com/lib.git\n' });
+  await g.commit(work, 'second', {
+    'kept.bin': lfs.kept.pointer,
+    'absent.bin': lfs.absent.pointer,
+    '.gitmodules': '[submodule "lib"]\n\tpath = lib\n\turl = https://example.com/lib.git\n',
+  });
   await g.ok(['rm', '-q', 'old.bin'], { cwd: work });
   const submodule = 'a'.repeat(40);
   await g.ok(['update-index', '--add', '--cacheinfo', `160000,${submodule},lib`], { cwd: work });
@@ -85,7 +89,11 @@ export async function uploadLfs(w: TestWharf, fullName: string, token: string, f
     const file = files.find((f) => f.oid === object.oid)!;
     const upload = object.actions?.upload;
     if (!upload) continue;
-    const put = await fetch(upload.href, { method: 'PUT', headers: { ...upload.header, 'content-type': 'application/octet-stream' }, body: new Uint8Array(file.content) });
+    const put = await fetch(upload.href, {
+      method: 'PUT',
+      headers: { ...upload.header, 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(file.content),
+    });
     if (put.status >= 300) throw new Error(`upload ${object.oid}: ${put.status} ${await put.text()}`);
   }
 }

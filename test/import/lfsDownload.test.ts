@@ -23,7 +23,11 @@ async function lfsServer(t: { teardown(fn: () => unknown): void }, kinds: Map<st
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        const objects = JSON.parse(body).objects.map(({ oid, size }: any) => ({ oid, size, actions: { download: { href: `${base}/dl/${kinds.get(oid)!.kind}/${oid}` } } }));
+        const objects = JSON.parse(body).objects.map(({ oid, size }: any) => ({
+          oid,
+          size,
+          actions: { download: { href: `${base}/dl/${kinds.get(oid)!.kind}/${oid}` } },
+        }));
         res.writeHead(200, { 'content-type': 'application/vnd.git-lfs+json' });
         res.end(JSON.stringify({ transfer: 'basic', objects }));
       });
@@ -65,8 +69,13 @@ t.test('LFS downloads that answer 404, 403 or redirect: the node stays up, redir
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-lfsdl-'));
   const database = await createTestDatabase(dir);
   const node = await startServeProcess({
-    HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: database.url, LOG_LEVEL: 'silent', IMPORT_ALLOWED_HOSTS: 'loopback',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    IMPORT_ALLOWED_HOSTS: 'loopback',
   });
   t.teardown(async () => {
     node.child.kill('SIGKILL');
@@ -77,7 +86,11 @@ t.test('LFS downloads that answer 404, 403 or redirect: the node stays up, redir
   let exited = false;
   void node.exited.then(() => (exited = true));
   const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(node.url + p, { method, headers: { authorization: `Bearer ${node.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(node.url + p, {
+      method,
+      headers: { authorization: `Bearer ${node.token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const created = await api('POST', '/api/v1/repos/import', { source_url: daemon.url('src'), target_org: 'demo', name: 'copy', lfs_url: lfs.url });
@@ -95,12 +108,18 @@ t.test('LFS downloads that answer 404, 403 or redirect: the node stays up, redir
   t.equal(job?.status, 'succeeded', JSON.stringify(job));
   t.equal(job?.repository?.lfs_objects, 1, 'the object behind 3 redirects is stored');
   const missing = new Map<string, string>((job?.repository?.missing_lfs_objects ?? []).map((m: any) => [m.oid, m.error]));
-  t.same([...missing.keys()].sort(), [files.notFound.oid, files.forbidden.oid, files.tooMany.oid, files.metadata.oid].sort(), 'every other object is listed missing');
+  t.same(
+    [...missing.keys()].sort(),
+    [files.notFound.oid, files.forbidden.oid, files.tooMany.oid, files.metadata.oid].sort(),
+    'every other object is listed missing',
+  );
   t.match(missing.get(files.notFound.oid), /404/);
   t.match(missing.get(files.forbidden.oid), /403/);
   t.match(missing.get(files.tooMany.oid), /redirect/);
   t.match(missing.get(files.metadata.oid), /host policy|blocked|not allowed/i);
   t.equal(lfs.hits.filter((h) => h.endsWith(files.tooMany.oid)).length, 4, 'a 4th redirect is not followed');
-  const res = await fetch(`${node.url}/demo/copy.git/info/lfs/objects/${files.redirected.oid}`, { headers: { authorization: `Basic ${Buffer.from(`x:${node.token}`).toString('base64')}` } });
+  const res = await fetch(`${node.url}/demo/copy.git/info/lfs/objects/${files.redirected.oid}`, {
+    headers: { authorization: `Basic ${Buffer.from(`x:${node.token}`).toString('base64')}` },
+  });
   t.same(Buffer.from(await res.arrayBuffer()), files.redirected.content, 'the redirected object is served afterwards');
 });

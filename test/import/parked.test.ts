@@ -37,13 +37,23 @@ t.test('an import whose node is killed 3 times while it runs is parked on the ne
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const env = {
-    HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: database.url, LOG_LEVEL: 'error', IMPORT_ALLOWED_HOSTS: 'loopback', IMPORT_STALL_TIMEOUT: '10m',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'error',
+    IMPORT_ALLOWED_HOSTS: 'loopback',
+    IMPORT_STALL_TIMEOUT: '10m',
   };
   node = await startServeProcess(env);
   const token = node.token!;
   const api = async (url: string, p: string, method = 'GET', body?: unknown) => {
-    const res = await fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, text: await res.text() };
   };
   const created = await api(node.url, '/api/v1/repos/import', 'POST', { source_url: `${source}/team/endless.git`, target_org: 'demo', name: 'endless' });
@@ -84,30 +94,56 @@ t.test('an import whose node is killed 3 times while it runs is parked on the ne
   t.equal(node.child.exitCode, null, 'the node is up');
 });
 
-t.test('a job whose lease ran out on another node counts an interruption; the third is parked by the real claim, shown in the API, UI and metrics', async (t) => {
-  const w = await startUiWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' }, config: {} });
-  const db = w.running.services.db;
-  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
-  const org = await db('orgs').where('name', 'demo').first();
-  const now = Date.now();
-  // Left behind by a node of another host that died mid-run: locked, its lease expired.
-  const base = { target_org_id: org.id, visibility: 'private', strategy: 'full', status: 'cloning', phase: 'receiving_objects', run_after: 0, started_at: now - 60_000, created_at: now - 60_000, updated_at: now - 30_000, locked_by: 'elsewhere:4242:dead', lease_expires_at: now - 10_000 };
-  const [a] = await db('import_jobs').insert({ ...base, source_url: 'http://127.0.0.1:9/a.git', name: 'again', attempts: 1, interruptions: 0 }).returning('id');
-  const [b] = await db('import_jobs').insert({ ...base, source_url: 'http://127.0.0.1:9/b.git', name: 'doomed', attempts: 3, interruptions: 2 }).returning('id');
-  const ids = [a, b].map((x: any) => Number(typeof x === 'object' ? x.id : x));
-  w.running.services.signals.emit('imports');
-  const doomed = await waitForJob(w, ids[1], { token, timeoutMs: 30_000 });
-  t.equal(doomed.status, 'failed');
-  t.match(doomed.error, /^parked: the node running this import stopped 3 times/);
-  const again = await waitForJob(w, ids[0], { token, timeoutMs: 30_000 });
-  t.equal(again.status, 'failed', 'the other job ran (and failed on its closed port), not parked');
-  t.notMatch(again.error, /parked/);
-  const rows = await db('import_jobs').whereIn('id', ids).orderBy('id');
-  t.same(rows.map((r: any) => r.interruptions), [1, 3], 'each takeover of an expired lease counted once');
-  t.match(await (await fetch(`${w.url}/metrics`)).text(), /^wharf_parked\{kind="import"\} 1$/m);
-  t.ok(w.logs.some((l) => /"level":50/.test(l) && /import parked/.test(l)), 'an error line says so');
-  const { page } = await openBrowser(t);
-  await signIn(page, w, token);
-  await page.goto(`${w.url}/-/import/${ids[1]}`);
-  t.match(await page.textContent('main'), /Import failed[\s\S]*parked: the node running this import stopped 3 times/);
-});
+t.test(
+  'a job whose lease ran out on another node counts an interruption; the third is parked by the real claim, shown in the API, UI and metrics',
+  async (t) => {
+    const w = await startUiWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' }, config: {} });
+    const db = w.running.services.db;
+    const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+    const org = await db('orgs').where('name', 'demo').first();
+    const now = Date.now();
+    // Left behind by a node of another host that died mid-run: locked, its lease expired.
+    const base = {
+      target_org_id: org.id,
+      visibility: 'private',
+      strategy: 'full',
+      status: 'cloning',
+      phase: 'receiving_objects',
+      run_after: 0,
+      started_at: now - 60_000,
+      created_at: now - 60_000,
+      updated_at: now - 30_000,
+      locked_by: 'elsewhere:4242:dead',
+      lease_expires_at: now - 10_000,
+    };
+    const [a] = await db('import_jobs')
+      .insert({ ...base, source_url: 'http://127.0.0.1:9/a.git', name: 'again', attempts: 1, interruptions: 0 })
+      .returning('id');
+    const [b] = await db('import_jobs')
+      .insert({ ...base, source_url: 'http://127.0.0.1:9/b.git', name: 'doomed', attempts: 3, interruptions: 2 })
+      .returning('id');
+    const ids = [a, b].map((x: any) => Number(typeof x === 'object' ? x.id : x));
+    w.running.services.signals.emit('imports');
+    const doomed = await waitForJob(w, ids[1], { token, timeoutMs: 30_000 });
+    t.equal(doomed.status, 'failed');
+    t.match(doomed.error, /^parked: the node running this import stopped 3 times/);
+    const again = await waitForJob(w, ids[0], { token, timeoutMs: 30_000 });
+    t.equal(again.status, 'failed', 'the other job ran (and failed on its closed port), not parked');
+    t.notMatch(again.error, /parked/);
+    const rows = await db('import_jobs').whereIn('id', ids).orderBy('id');
+    t.same(
+      rows.map((r: any) => r.interruptions),
+      [1, 3],
+      'each takeover of an expired lease counted once',
+    );
+    t.match(await (await fetch(`${w.url}/metrics`)).text(), /^wharf_parked\{kind="import"\} 1$/m);
+    t.ok(
+      w.logs.some((l) => /"level":50/.test(l) && /import parked/.test(l)),
+      'an error line says so',
+    );
+    const { page } = await openBrowser(t);
+    await signIn(page, w, token);
+    await page.goto(`${w.url}/-/import/${ids[1]}`);
+    t.match(await page.textContent('main'), /Import failed[\s\S]*parked: the node running this import stopped 3 times/);
+  },
+);

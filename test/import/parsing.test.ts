@@ -10,19 +10,38 @@ import { gitActivity } from '../../src/import/gitRemote.ts';
 t.test('parseGitProgress reads the last report of each kind', async (t) => {
   t.equal(parseGitProgress('Cloning into bare repository\n'), null);
   t.same(parseGitProgress('remote: Enumerating objects: 120, done.\nremote: Counting objects:  40% (48/120)\r'), {
-    phase: 'counting_objects', percent: 40, objects_received: null, bytes_received: null,
+    phase: 'counting_objects',
+    percent: 40,
+    objects_received: null,
+    bytes_received: null,
   });
   t.same(parseGitProgress('Receiving objects:  12% (120/1000), 1.50 MiB | 2.00 MiB/s\rReceiving objects:  45% (450/1000), 3.25 MiB | 2.10 MiB/s\r'), {
-    phase: 'receiving_objects', percent: 45, objects_received: 450, bytes_received: Math.round(3.25 * 1024 * 1024),
+    phase: 'receiving_objects',
+    percent: 45,
+    objects_received: 450,
+    bytes_received: Math.round(3.25 * 1024 * 1024),
   });
   t.same(parseGitProgress('Receiving objects: 100% (3/3), 512 bytes | 512.00 KiB/s, done.\n'), {
-    phase: 'receiving_objects', percent: 100, objects_received: 3, bytes_received: 512,
+    phase: 'receiving_objects',
+    percent: 100,
+    objects_received: 3,
+    bytes_received: 512,
   });
-  t.same(parseGitProgress('Receiving objects:  10% (1/10), 20.00 KiB | 1 KiB/s\r'), { phase: 'receiving_objects', percent: 10, objects_received: 1, bytes_received: 20480 });
+  t.same(parseGitProgress('Receiving objects:  10% (1/10), 20.00 KiB | 1 KiB/s\r'), {
+    phase: 'receiving_objects',
+    percent: 10,
+    objects_received: 1,
+    bytes_received: 20480,
+  });
   const receiving = parseGitProgress('Receiving objects: 100% (1000/1000), 1.00 GiB | 9 MiB/s, done.\n')!;
   t.equal(receiving.bytes_received, 1024 ** 3);
   // Resolving keeps what receiving counted.
-  t.same(parseGitProgress('Resolving deltas:  50% (5/10)\r', receiving), { phase: 'resolving_deltas', percent: 50, objects_received: 1000, bytes_received: 1024 ** 3 });
+  t.same(parseGitProgress('Resolving deltas:  50% (5/10)\r', receiving), {
+    phase: 'resolving_deltas',
+    percent: 50,
+    objects_received: 1000,
+    bytes_received: 1024 ** 3,
+  });
   t.equal(parseGitProgress('fatal: early EOF\n'), null);
 });
 
@@ -48,15 +67,29 @@ t.test('scrubSecrets removes credentials in every form', async (t) => {
 t.test('describeGitFailure names redirects, auth, absence and broken connections', async (t) => {
   t.match(describeGitFailure("fatal: unable to access 'http://h/r/': The requested URL returned error: 302\n", null).message, /redirect.*IMPORT_ALLOWED_HOSTS/);
   t.match(describeGitFailure("fatal: could not read Username for 'http://h': terminal prompts disabled\n", null).message, /authentication/);
-  t.match(describeGitFailure("fatal: remote error: access denied or repository not exported: /x.git\n", null).message, /no Git repository/);
-  const broken = describeGitFailure('Receiving objects:  40% (4/10)\rfatal: the remote end hung up unexpectedly\nfatal: early EOF\nfatal: index-pack failed\n', null);
+  t.match(describeGitFailure('fatal: remote error: access denied or repository not exported: /x.git\n', null).message, /no Git repository/);
+  const broken = describeGitFailure(
+    'Receiving objects:  40% (4/10)\rfatal: the remote end hung up unexpectedly\nfatal: early EOF\nfatal: index-pack failed\n',
+    null,
+  );
   t.equal(broken.broken, true);
   t.equal(broken.message, 'fatal: index-pack failed');
   t.equal(describeGitFailure('fatal: something else\n', null).broken, false);
 });
 
 t.test('parseSourceUrl allows http, https and git; splits off user info', async (t) => {
-  for (const bad of ['file:///etc', '/etc', 'ext::sh -c id', '-uhelp', 'ssh://git@h/r.git', 'git+ssh://h/r.git', 'git@github.com:a/b.git', 'git://h:9418/r%0a.git', 'http://h/r .git', 'ftp://h/r']) {
+  for (const bad of [
+    'file:///etc',
+    '/etc',
+    'ext::sh -c id',
+    '-uhelp',
+    'ssh://git@h/r.git',
+    'git+ssh://h/r.git',
+    'git@github.com:a/b.git',
+    'git://h:9418/r%0a.git',
+    'http://h/r .git',
+    'ftp://h/r',
+  ]) {
     t.throws(() => parseSourceUrl(bad), SourceUrlError, bad);
   }
   const plain = parseSourceUrl('https://git.example.com/a/b.git');
@@ -79,14 +112,34 @@ t.test('lfsEndpoint follows git-lfs server discovery', async (t) => {
 t.test('progressLine draws the bar the CLI shows', async (t) => {
   const job: any = { status: 'cloning', phase: 'receiving_objects', percent: 50, objects_received: 450, bytes_received: 3 * 1024 * 1024 };
   t.equal(progressLine(job, 10), 'cloning      [#####-----]  50% receiving_objects 450 objects 3.0 MiB');
-  t.equal(progressLine({ ...job, status: 'queued', phase: null, percent: null, objects_received: null, bytes_received: null }, 4), 'queued       [----] queued…', 'the state, not a blank percent');
+  t.equal(
+    progressLine({ ...job, status: 'queued', phase: null, percent: null, objects_received: null, bytes_received: null }, 4),
+    'queued       [----] queued…',
+    'the state, not a blank percent',
+  );
   t.equal(progressLine({ ...job, phase: 'connecting', percent: null, objects_received: null, bytes_received: null }, 4), 'cloning      [----] connecting…');
 });
 
 t.test('overallPercent: one figure across phases that later phases never bring below earlier ones', async (t) => {
-  const order: [string, number | null][] = [['connecting', null], ['counting_objects', 50], ['compressing_objects', 100], ['receiving_objects', 0], ['receiving_objects', 76], ['resolving_deltas', 28], ['checking_connectivity', 100], ['fetching_lfs', 0], ['fetching_lfs', 50], ['finalizing', 0], ['done', 100]];
+  const order: [string, number | null][] = [
+    ['connecting', null],
+    ['counting_objects', 50],
+    ['compressing_objects', 100],
+    ['receiving_objects', 0],
+    ['receiving_objects', 76],
+    ['resolving_deltas', 28],
+    ['checking_connectivity', 100],
+    ['fetching_lfs', 0],
+    ['fetching_lfs', 50],
+    ['finalizing', 0],
+    ['done', 100],
+  ];
   const figures = order.map(([phase, p]) => overallPercent(phase, p)!);
-  t.same(figures, [...figures].sort((a, b) => a - b), figures.join(' '));
+  t.same(
+    figures,
+    [...figures].sort((a, b) => a - b),
+    figures.join(' '),
+  );
   t.equal(figures.at(-1), 100);
   t.equal(overallPercent('whatever', 10), null);
 });

@@ -17,10 +17,24 @@ t.test('refused at request time: 422 naming the field, nothing created', async (
   const w = await startWharf(t, { workers: [] }); // IMPORT_ALLOWED_HOSTS=external, the default
   const post = (body: any, token?: string) => w.api('POST', '/api/v1/repos/import', { body, token });
   const sources = [
-    'file:///etc', '/etc', 'ext::sh -c id', '-uhelp', 'ssh://git@127.0.0.1/x.git', 'git+ssh://127.0.0.1/x.git', 'git@example.com:a/b.git',
+    'file:///etc',
+    '/etc',
+    'ext::sh -c id',
+    '-uhelp',
+    'ssh://git@127.0.0.1/x.git',
+    'git+ssh://127.0.0.1/x.git',
+    'git@example.com:a/b.git',
     // Under `external`, loopback, private and metadata addresses in any spelling, and names that resolve to them.
-    'http://127.0.0.1:9/x.git', 'http://127.1/x.git', 'http://2130706433/x.git', 'http://[::1]/x.git', 'http://[::ffff:127.0.0.1]/x', 'git://10.1.2.3/x.git',
-    'https://192.168.1.1/x.git', 'http://169.254.169.254/latest', 'http://0.0.0.0/x.git', 'http://localhost/x.git',
+    'http://127.0.0.1:9/x.git',
+    'http://127.1/x.git',
+    'http://2130706433/x.git',
+    'http://[::1]/x.git',
+    'http://[::ffff:127.0.0.1]/x',
+    'git://10.1.2.3/x.git',
+    'https://192.168.1.1/x.git',
+    'http://169.254.169.254/latest',
+    'http://0.0.0.0/x.git',
+    'http://localhost/x.git',
   ];
   for (const source_url of sources) {
     const answer = await post({ source_url, target_org: 'demo', name: 'x' });
@@ -29,7 +43,15 @@ t.test('refused at request time: 422 naming the field, nothing created', async (
   }
   t.match((await post({ source_url: 'http://127.0.0.1/x.git', target_org: 'demo', name: 'x' })).body.error.details[0].message, /IMPORT_ALLOWED_HOSTS/);
   const ok = { source_url: 'https://93.184.215.14/x.git', target_org: 'demo', name: 'x' };
-  for (const bad of [{ ...ok, visibility: 'secret' }, { ...ok, name: '../x' }, { ...ok, name: 'x.git' }, { ...ok, name: 'a..b' }, { ...ok, extra: 1 }, { target_org: 'demo', name: 'x' }, { ...ok, source_url: 5 }]) {
+  for (const bad of [
+    { ...ok, visibility: 'secret' },
+    { ...ok, name: '../x' },
+    { ...ok, name: 'x.git' },
+    { ...ok, name: 'a..b' },
+    { ...ok, extra: 1 },
+    { target_org: 'demo', name: 'x' },
+    { ...ok, source_url: 5 },
+  ]) {
     t.equal((await post(bad)).status, 422, JSON.stringify(bad));
   }
   t.equal((await w.api('GET', '/api/v1/repos/import')).body.length, 0, 'no job was created');
@@ -97,7 +119,9 @@ t.test('an HTTP source that redirects to a loopback address: a failed job naming
   await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.2', resolve));
   t.teardown(() => redirector.close());
   const port = (redirector.address() as any).port;
-  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `http://127.0.0.2:${port}/bounce.git`, target_org: 'demo', name: 'bounced' } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    body: { source_url: `http://127.0.0.2:${port}/bounce.git`, target_org: 'demo', name: 'bounced' },
+  });
   t.equal(created.status, 202, created.text);
   const job = await waitForJob(w, created.body.id);
   t.equal(job.status, 'failed');

@@ -9,7 +9,6 @@ import { waitFor } from '../helpers/wait.ts';
 import { gitClient, refList } from '../helpers/git.ts';
 import { addBulk, buildSource, freePort, startGitDaemon, startProxy } from './helpers.ts';
 
-
 t.test('a server killed with SIGKILL mid-import takes the job up again after restart', async (t) => {
   const g = gitClient(t);
   const base = path.join(g.dir, 'served');
@@ -25,17 +24,30 @@ t.test('a server killed with SIGKILL mid-import takes the job up again after res
   });
   const port = await freePort();
   const env = {
-    HOST: '127.0.0.1', PORT: String(port), DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: database.url, LOG_LEVEL: 'warn', IMPORT_ALLOWED_HOSTS: 'loopback',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'warn',
+    IMPORT_ALLOWED_HOSTS: 'loopback',
   };
   const api = async (method: string, url: string, token: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
 
   const first = await startServeProcess(env, { t, timeoutMs: 30_000 });
   const token = first.token!;
-  const created = await api('POST', '/api/v1/repos/import', token, { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'survivor' });
+  const created = await api('POST', '/api/v1/repos/import', token, {
+    source_url: `git://127.0.0.1:${proxy.port}/big.git`,
+    target_org: 'demo',
+    name: 'survivor',
+  });
   t.equal(created.status, 202);
   await waitFor(
     async () => {

@@ -27,7 +27,9 @@ t.test('progress is reported while cloning; a running job is canceled and leaves
   const { daemon } = await bigSource(t, 30, 64 * 1024);
   const proxy = await startProxy(t, daemon.port, { rate: 8 * 1024 });
   const w = await wharfWith(t, {});
-  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'slow' } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'slow' },
+  });
   t.equal(created.status, 202);
   t.equal(created.body.status, 'queued');
   const seen: any[] = [];
@@ -36,7 +38,10 @@ t.test('progress is reported while cloning; a running job is canceled and leaves
   });
   t.ok(running.progress.percent >= 0 && running.progress.percent < 100, `percent ${running.progress.percent}`);
   t.ok(running.progress.objects_received > 0, 'objects counted');
-  t.ok(seen.some((j) => j.status === 'cloning'), 'cloning seen');
+  t.ok(
+    seen.some((j) => j.status === 'cloning'),
+    'cloning seen',
+  );
 
   const canceled = await w.api('DELETE', `/api/v1/repos/import/${created.body.id}`);
   t.equal(canceled.status, 200);
@@ -61,7 +66,10 @@ t.test('the incremental copy (forced small): shallow, deepen in steps, then the 
   const dir = repoDir(w.config.reposDir, 'demo', 'stepped');
   t.same(refList(await g.ok(['ls-remote', dir])), refList(await g.ok(['ls-remote', daemon.url('big')])));
   t.equal((await g.ok(['rev-parse', '--is-shallow-repository'], { cwd: dir })).trim(), 'false', 'whole history');
-  t.equal(await g.ok(['rev-list', '--all', '--count'], { cwd: dir }), await g.ok(['--git-dir', path.join(g.dir, 'served', 'big.git'), 'rev-list', '--all', '--count']));
+  t.equal(
+    await g.ok(['rev-list', '--all', '--count'], { cwd: dir }),
+    await g.ok(['--git-dir', path.join(g.dir, 'served', 'big.git'), 'rev-list', '--all', '--count']),
+  );
   await g.ok(['fsck', '--strict', '--no-dangling'], { cwd: dir });
   t.equal((await g.ok(['symbolic-ref', 'HEAD'], { cwd: dir })).trim(), 'refs/heads/trunk');
 });
@@ -85,7 +93,9 @@ t.test('IMPORT_TIMEOUT ends a job that takes too long: failed, nothing left', as
   const { daemon } = await bigSource(t, 20, 64 * 1024);
   const proxy = await startProxy(t, daemon.port, { rate: 4 * 1024 });
   const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback', IMPORT_TIMEOUT: '2s' }, workers: [(s) => createImportRunner(s, { pollMs: 100 })] });
-  const created = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'late' } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    body: { source_url: `git://127.0.0.1:${proxy.port}/big.git`, target_org: 'demo', name: 'late' },
+  });
   const job = await waitForJob(w, created.body.id);
   t.equal(job.status, 'failed');
   t.match(job.error, /timed out after 2s \(IMPORT_TIMEOUT\)/);

@@ -31,14 +31,24 @@ t.test("knowing an oid does not link another organization's private LFS object: 
 
   const evil = await buildUser(w, 'eve', { org: 'evil', role: 'owner' });
   const before = upstream.logs.length;
-  const created = await w.api('POST', '/api/v1/repos/import', { token: evil.token, body: { source_url: `${upstream.url}/evil-up/loot.git`, target_org: 'evil', name: 'loot', auth_password: upToken } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    token: evil.token,
+    body: { source_url: `${upstream.url}/evil-up/loot.git`, target_org: 'evil', name: 'loot', auth_password: upToken },
+  });
   t.equal(created.status, 202, created.text);
   const job = await waitForJob(w, created.body.id, { token: evil.token });
   t.equal(job.status, 'succeeded', job.error);
-  const batches = upstream.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.route === '/:org/:repo/info/lfs/objects/batch');
+  const batches = upstream.logs
+    .slice(before)
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.route === '/:org/:repo/info/lfs/objects/batch');
   t.equal(batches.length, 1, 'the source was asked for the object');
   t.equal(job.repository.lfs_objects, 0, 'nothing linked');
-  t.same(job.repository.missing_lfs_objects.map((m: any) => m.oid), [secret.oid], 'the object is listed missing at the source');
+  t.same(
+    job.repository.missing_lfs_objects.map((m: any) => m.oid),
+    [secret.oid],
+    'the object is listed missing at the source',
+  );
   const res = await fetch(`${w.url}/evil/loot.git/info/lfs/objects/${secret.oid}`, { headers: { authorization: basic(evil.token) } });
   t.equal(res.status, 404, "acme's bytes are not served from evil/loot");
   await res.arrayBuffer();
@@ -98,7 +108,10 @@ t.test('an ext:: submodule URL anywhere in the history fails the import with a c
   t.equal(created.status, 202, created.text);
   const job = await waitForJob(w, created.body.id, { token });
   t.equal(job.status, 'failed', 'the import fails');
-  t.match(job.error, /integrity checks \(fsck, as for a push\): gitmodulesUrl: \.gitmodules blob [0-9a-f]{40}: submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
+  t.match(
+    job.error,
+    /integrity checks \(fsck, as for a push\): gitmodulesUrl: \.gitmodules blob [0-9a-f]{40}: submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/,
+  );
   t.notOk(fs.existsSync(repoDir(w.config.reposDir, 'demo', 'ext')), 'no directory left');
   t.equal((await w.api('GET', '/api/v1/repos/demo/ext', { token })).status, 404, 'no repository');
 });

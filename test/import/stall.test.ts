@@ -109,7 +109,10 @@ t.test('an LFS batch endpoint that answers 500 with a dripping body is cut after
   const lfs = await drippingBatch500(t);
   const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
   const started = Date.now();
-  const created = await w.api('POST', '/api/v1/repos/import', { token, body: { source_url: daemon.url('source'), target_org: 'demo', name: 'copy', lfs_url: lfs.url } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    token,
+    body: { source_url: daemon.url('source'), target_org: 'demo', name: 'copy', lfs_url: lfs.url },
+  });
   t.equal(created.status, 202, created.text);
   const job = await waitForJob(w, created.body.id, { token, timeoutMs: 30_000 });
   t.equal(job.status, 'succeeded', job.error);
@@ -151,7 +154,10 @@ t.test("one organization's stalled imports do not keep another organization's im
     slow.push(created.body.id);
   }
   await waitForJob(w, slow[0], { token: evil.token, done: (j) => j.status === 'cloning', timeoutMs: 20_000 });
-  const created = await w.api('POST', '/api/v1/repos/import', { token: acme.token, body: { source_url: daemon.url('source'), target_org: 'acme', name: 'copy' } });
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    token: acme.token,
+    body: { source_url: daemon.url('source'), target_org: 'acme', name: 'copy' },
+  });
   const job = await waitForJob(w, created.body.id, { token: acme.token, timeoutMs: 45_000 });
   t.equal(job.status, 'succeeded', 'the other organization got a slot');
   const states = await Promise.all(slow.map(async (id) => (await w.api('GET', `/api/v1/repos/import/${id}`, { token: evil.token })).body.status));

@@ -43,7 +43,11 @@ t.test('git lfs pushes, clones and pulls a 5 MB binary without errors or warning
   t.notMatch(push.stderr, /warning|error/i, 'no warning or error from git lfs');
   t.equal(await storedSize(w.config.lfsDir, oid), content.length, 'the object is stored under LFS_DIR');
   const links = await w.running.services.db('repository_lfs_objects').select('oid');
-  t.same(links.map((l: any) => l.oid), [oid], 'and linked to the repository');
+  t.same(
+    links.map((l: any) => l.oid),
+    [oid],
+    'and linked to the repository',
+  );
 
   const cloned = path.join(g.dir, 'clone');
   const clone = await g.run(['clone', url, cloned]);
@@ -67,8 +71,16 @@ t.test('git lfs pushes, clones and pulls a 5 MB binary without errors or warning
   const back = path.join(g.dir, 'back');
   await g.ok(['clone', '-q', mirrorUrl, back]);
   t.ok(fs.readFileSync(path.join(back, 'model.bin')).equals(content), 'and clones back with the content');
-  const linked = await w.running.services.db('repository_lfs_objects as l').join('repositories as r', 'r.id', 'l.repository_id').where('r.name', 'mirrored').select('l.oid');
-  t.same(linked.map((l: any) => l.oid), [oid], 'the object is linked to the new repository too');
+  const linked = await w.running.services
+    .db('repository_lfs_objects as l')
+    .join('repositories as r', 'r.id', 'l.repository_id')
+    .where('r.name', 'mirrored')
+    .select('l.oid');
+  t.same(
+    linked.map((l: any) => l.oid),
+    [oid],
+    'the object is linked to the new repository too',
+  );
 });
 
 t.test('uploads are checked while streaming: a corrupt or short upload stores nothing', async (t) => {
@@ -86,7 +98,8 @@ t.test('uploads are checked while streaming: a corrupt or short upload stores no
   const upload = objects[0].actions.upload;
   t.equal(upload.header.Authorization, auth, 'the href carries the caller’s credentials');
 
-  const put = (body: Buffer) => fetch(upload.href, { method: 'PUT', headers: { ...upload.header, 'content-type': 'application/octet-stream' }, body: new Uint8Array(body) });
+  const put = (body: Buffer) =>
+    fetch(upload.href, { method: 'PUT', headers: { ...upload.header, 'content-type': 'application/octet-stream' }, body: new Uint8Array(body) });
   const corrupt = Buffer.from(content);
   corrupt[500] ^= 1;
   const bad = await put(corrupt);
@@ -97,11 +110,19 @@ t.test('uploads are checked while streaming: a corrupt or short upload stores no
   t.equal((await w.running.services.db('lfs_objects').count('* as n').first())!.n, 0, 'nothing recorded');
   t.same(fs.readdirSync(path.join(w.config.lfsDir, 'tmp')), [], 'no temporary file left');
   const verify = objects[0].actions.verify;
-  const notYet = await fetch(verify.href, { method: 'POST', headers: { ...verify.header, 'content-type': LFS }, body: JSON.stringify({ oid, size: content.length }) });
+  const notYet = await fetch(verify.href, {
+    method: 'POST',
+    headers: { ...verify.header, 'content-type': LFS },
+    body: JSON.stringify({ oid, size: content.length }),
+  });
   t.equal(notYet.status, 404, 'verify before upload');
 
   t.equal((await put(content)).status, 200, 'the right bytes are accepted');
-  const verified = await fetch(verify.href, { method: 'POST', headers: { ...verify.header, 'content-type': LFS }, body: JSON.stringify({ oid, size: content.length }) });
+  const verified = await fetch(verify.href, {
+    method: 'POST',
+    headers: { ...verify.header, 'content-type': LFS },
+    body: JSON.stringify({ oid, size: content.length }),
+  });
   t.equal(verified.status, 200, 'verify after upload');
   const again = await (await batch(w, 'acme/assets', { operation: 'upload', objects: [{ oid, size: content.length }] }, auth)).json();
   t.notOk(again.objects[0].actions, 'an object already held needs no upload');
@@ -117,23 +138,40 @@ t.test('LFS access follows the repository: 401 with LFS-Authenticate, per-object
   const oid = sha256(content);
   const auth = basic(ann.token);
   const up = await (await batch(w, 'acme/secret', { operation: 'upload', objects: [{ oid, size: 1000 }] }, auth)).json();
-  t.equal((await fetch(up.objects[0].actions.upload.href, { method: 'PUT', headers: up.objects[0].actions.upload.header, body: new Uint8Array(content) })).status, 200);
+  t.equal(
+    (await fetch(up.objects[0].actions.upload.href, { method: 'PUT', headers: up.objects[0].actions.upload.header, body: new Uint8Array(content) })).status,
+    200,
+  );
 
   const anonymous = await batch(w, 'acme/secret', { operation: 'download', objects: [{ oid, size: 1000 }] });
   t.equal(anonymous.status, 401, 'private: credentials needed');
   t.equal(anonymous.headers.get('lfs-authenticate'), 'Basic realm="Wharf"');
   t.type((await anonymous.json()).message, 'string', 'git-lfs error body');
-  t.equal((await batch(w, 'acme/secret', { operation: 'download', objects: [{ oid, size: 1000 }] }, basic(bob.token))).status, 404, 'private: hidden from non-members');
+  t.equal(
+    (await batch(w, 'acme/secret', { operation: 'download', objects: [{ oid, size: 1000 }] }, basic(bob.token))).status,
+    404,
+    'private: hidden from non-members',
+  );
   t.equal((await fetch(`${w.url}/acme/secret.git/info/lfs/objects/${oid}`)).status, 401);
   const got = await fetch(`${w.url}/acme/secret.git/info/lfs/objects/${oid}`, { headers: { authorization: auth } });
   t.equal(got.status, 200);
   t.ok(Buffer.from(await got.arrayBuffer()).equals(content), 'download by a member');
 
   // The public repository does not hold the object: knowing its oid is not enough to read it.
-  const open = await batch(w, 'acme/open', { operation: 'download', objects: [{ oid, size: 1000 }, { oid: 'nothex', size: 1 }] });
+  const open = await batch(w, 'acme/open', {
+    operation: 'download',
+    objects: [
+      { oid, size: 1000 },
+      { oid: 'nothex', size: 1 },
+    ],
+  });
   t.equal(open.status, 200, 'anonymous download batch on a public repository');
   const { objects } = await open.json();
-  t.same(objects.map((o: any) => o.error?.code), [404, 422], 'per-object errors inside a 200');
+  t.same(
+    objects.map((o: any) => o.error?.code),
+    [404, 422],
+    'per-object errors inside a 200',
+  );
   t.equal((await fetch(`${w.url}/acme/open.git/info/lfs/objects/${oid}`)).status, 404);
   const claim = await (await batch(w, 'acme/open', { operation: 'upload', objects: [{ oid, size: 1000 }] }, auth)).json();
   t.ok(claim.objects[0].actions.upload, 'another repository must upload the bytes itself');

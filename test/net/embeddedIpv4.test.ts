@@ -9,8 +9,14 @@ import { parseHostPolicy } from '../../src/net/hostPolicy.ts';
 
 /** IPv6 literals carrying 127.0.0.1, 169.254.169.254 (metadata), 10.0.0.1 and 192.168.0.1. */
 const hosts = (port: string) => [
-  `[::127.0.0.1]:${port}`, `[::7f00:1]:${port}`, '[::a9fe:a9fe]', '[::a00:1]', '[::c0a8:1]',
-  `[64:ff9b::7f00:1]:${port}`, '[2002:a9fe:a9fe::]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
+  `[::127.0.0.1]:${port}`,
+  `[::7f00:1]:${port}`,
+  '[::a9fe:a9fe]',
+  '[::a00:1]',
+  '[::c0a8:1]',
+  `[64:ff9b::7f00:1]:${port}`,
+  '[2002:a9fe:a9fe::]',
+  '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
 ];
 
 t.test('under `external`, webhooks and imports naming an IPv6 form of an internal IPv4 address are refused (422)', async (t) => {
@@ -73,7 +79,11 @@ t.test('under `private`, webhooks and imports naming a cloud metadata address ar
     const imported = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `http://${host}/x.git`, target_org: 'acme', name: 'copy' } });
     t.equal(imported.status, 422, `import ${host}`);
   }
-  t.equal((await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: 'http://100.100.100.201/x' } })).status, 201, 'a neighbour in the same range is private');
+  t.equal(
+    (await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: 'http://100.100.100.201/x' } })).status,
+    201,
+    'a neighbour in the same range is private',
+  );
   const any = await startWharf(t, { workers: [], env: { WEBHOOK_ALLOWED_HOSTS: '*' } });
   await buildRepo(any, 'acme', 'app');
   for (const host of ['[64:ff9b:1::a9fe:a9fe]', '[fd00:ec2::254]', '100.100.100.200']) {

@@ -6,7 +6,23 @@ const host = (url: string) => new URL(url).hostname;
 
 t.test('external refuses loopback, private, link-local and unspecified in every spelling', async (t) => {
   const external = parseHostPolicy(['external']);
-  for (const url of ['http://127.0.0.1/', 'http://127.1/', 'http://2130706433/', 'http://0x7f.1/', 'http://017700000001/', 'http://[::ffff:127.0.0.1]/', 'http://[::1]/', 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://172.16.0.1/', 'http://[fd00::1]/', 'http://169.254.169.254/', 'http://[fe80::1]/', 'http://0.0.0.0/', 'http://[::]/']) {
+  for (const url of [
+    'http://127.0.0.1/',
+    'http://127.1/',
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://017700000001/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::1]/',
+    'http://10.0.0.1/',
+    'http://192.168.1.1/',
+    'http://172.16.0.1/',
+    'http://[fd00::1]/',
+    'http://169.254.169.254/',
+    'http://[fe80::1]/',
+    'http://0.0.0.0/',
+    'http://[::]/',
+  ]) {
     t.notOk(addressAllowed(external, host(url)), url);
   }
   t.ok(addressAllowed(external, '8.8.8.8'));
@@ -43,10 +59,19 @@ t.test('a name is judged by the addresses it resolves to', async (t) => {
 
 /** IPv6 spellings that carry 127.0.0.1, 169.254.169.254, 10.0.0.1 and 192.168.0.1 inside them. */
 const EMBEDDED_INTERNAL = [
-  '::127.0.0.1', '::7f00:1', '::a9fe:a9fe', '::a00:1', '::c0a8:1', // IPv4-compatible ::/96
-  '::ffff:a9fe:a9fe', '::ffff:0:7f00:1', // mapped, translated
-  '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::10.0.0.1', // NAT64
-  '2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:1:5::9', // 6to4
+  '::127.0.0.1',
+  '::7f00:1',
+  '::a9fe:a9fe',
+  '::a00:1',
+  '::c0a8:1', // IPv4-compatible ::/96
+  '::ffff:a9fe:a9fe',
+  '::ffff:0:7f00:1', // mapped, translated
+  '64:ff9b::7f00:1',
+  '64:ff9b::a9fe:a9fe',
+  '64:ff9b::10.0.0.1', // NAT64
+  '2002:7f00:1::',
+  '2002:a9fe:a9fe::1',
+  '2002:c0a8:1:5::9', // 6to4
   '2001:0:4136:e378:8000:63bf:80ff:fffe', // Teredo, client 127.0.0.1 (inverted 80ff:fffe)
   '2001:0:4136:e378:8000:63bf:f5ff:fffe', // Teredo, client 10.0.0.1
 ];

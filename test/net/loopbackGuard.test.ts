@@ -42,16 +42,19 @@ t.test('this test process runs with the guard, and hands it to the processes it 
   t.match(process.env.NODE_OPTIONS, /--import=file:\S+\/test\/helpers\/loopbackOnly\.mjs/, 'NODE_OPTIONS carries it to child Node processes');
 });
 
-t.test('a connection to 0.0.0.0 (not loopback by the guard\'s rule, yet Linux delivers it to this host, so even a broken guard sends nothing off the machine) is refused before it is attempted, and fails the process even when caught', async (t) => {
-  const run = await runGuarded(`
+t.test(
+  "a connection to 0.0.0.0 (not loopback by the guard's rule, yet Linux delivers it to this host, so even a broken guard sends nothing off the machine) is refused before it is attempted, and fails the process even when caught",
+  async (t) => {
+    const run = await runGuarded(`
 try { net.connect(80, '0.0.0.0'); console.log('connect returned'); } catch (err) { console.log('threw: ' + err.message); }
 `);
-  t.match(run.stdout, /^threw: /, 'thrown by connect itself, in the calling tick: nothing was sent');
-  t.match(run.stdout, MESSAGE);
-  t.notMatch(run.stdout, /NOT REFUSED|connect returned/);
-  t.equal(run.code, 1, 'the process fails although the error was caught');
-  t.match(run.stderr, /tried to reach a non-loopback address/);
-});
+    t.match(run.stdout, /^threw: /, 'thrown by connect itself, in the calling tick: nothing was sent');
+    t.match(run.stdout, MESSAGE);
+    t.notMatch(run.stdout, /NOT REFUSED|connect returned/);
+    t.equal(run.code, 1, 'the process fails although the error was caught');
+    t.match(run.stderr, /tried to reach a non-loopback address/);
+  },
+);
 
 t.test('fetch (undici) is refused the same way', async (t) => {
   const run = await runGuarded(`

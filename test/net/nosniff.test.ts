@@ -16,7 +16,11 @@ t.test('every answer carries X-Content-Type-Options: nosniff (API, errors, UI, G
     'UI 404': await w.api('GET', '/acme/nope', { token: null }),
     'Git refs': await w.api('GET', '/acme/app.git/info/refs?service=git-upload-pack', { token: null }),
     'Git 404': await w.api('GET', '/acme/app.git/HEAD', { token: null }),
-    'LFS batch': await w.api('POST', '/acme/app.git/info/lfs/objects/batch', { token: null, rawBody: JSON.stringify(lfsBatch), headers: { 'content-type': 'application/vnd.git-lfs+json', accept: 'application/vnd.git-lfs+json' } }),
+    'LFS batch': await w.api('POST', '/acme/app.git/info/lfs/objects/batch', {
+      token: null,
+      rawBody: JSON.stringify(lfsBatch),
+      headers: { 'content-type': 'application/vnd.git-lfs+json', accept: 'application/vnd.git-lfs+json' },
+    }),
     metrics: await w.api('GET', '/metrics', { token: null }),
   };
   for (const [what, answer] of Object.entries(answers)) {

@@ -15,16 +15,31 @@ t.test('agent actions on an issue, a pull request and a commit raise agent perfo
   await w.api('POST', '/api/v1/repos/acme/app/pulls', { body: { title: 'Feature', head: 'feature' } });
 
   const path = '/api/v1/repos/acme/app/agent-actions';
-  const targets = [{ type: 'issue', id: 1 }, { type: 'pull_request', id: 2 }, { type: 'commit', id: root }];
+  const targets = [
+    { type: 'issue', id: 1 },
+    { type: 'pull_request', id: 2 },
+    { type: 'commit', id: root },
+  ];
   for (const target of targets) {
     const done = await w.api('POST', path, { token: bot.token, body: { name: 'triage-bot', action: 'labeled', summary: 'Added label bug', target } });
     t.equal(done.status, 201);
     t.match(done.body, { name: 'triage-bot', action: 'labeled', summary: 'Added label bug', target });
   }
   const events = (await eventsOf(w, repo)).filter((e) => e.type === 'agent');
-  t.same(events.map((e) => e.action), ['performed', 'performed', 'performed']);
-  t.same(events[0].payload, { event: 'agent', action: 'performed', agent: { name: 'triage-bot', action: 'labeled', summary: 'Added label bug', target: targets[0] }, ...common(w, repo, 'bot') });
-  t.same(events.map((e) => e.payload.agent.target), targets);
+  t.same(
+    events.map((e) => e.action),
+    ['performed', 'performed', 'performed'],
+  );
+  t.same(events[0].payload, {
+    event: 'agent',
+    action: 'performed',
+    agent: { name: 'triage-bot', action: 'labeled', summary: 'Added label bug', target: targets[0] },
+    ...common(w, repo, 'bot'),
+  });
+  t.same(
+    events.map((e) => e.payload.agent.target),
+    targets,
+  );
 
   const bad = (target: unknown) => w.api('POST', path, { body: { name: 'n', action: 'a', summary: 's', target } });
   isError(t, await bad({ type: 'issue', id: 2 }), 422, 'validation_failed', ['/target/id']);
@@ -43,7 +58,13 @@ t.test('agent actions: missing fields, unknown fields and permissions', async (t
   const outsider = await buildUser(w, 'outsider');
   const path = '/api/v1/repos/acme/app/agent-actions';
   isError(t, await w.api('POST', path, { body: {} }), 422, 'validation_failed', ['/action', '/name', '/summary', '/target']);
-  isError(t, await w.api('POST', path, { body: { name: 'n', action: 'a', summary: 's', target: { type: 'issue', id: 1, x: 1 }, y: 2 } }), 422, 'validation_failed', ['/target/x', '/y']);
+  isError(
+    t,
+    await w.api('POST', path, { body: { name: 'n', action: 'a', summary: 's', target: { type: 'issue', id: 1, x: 1 }, y: 2 } }),
+    422,
+    'validation_failed',
+    ['/target/x', '/y'],
+  );
   const ok = { name: 'n', action: 'a', summary: 's', target: { type: 'issue', id: 1 } };
   isError(t, await w.api('POST', path, { token: null, body: ok }), 401, 'unauthorized');
   isError(t, await w.api('POST', path, { token: outsider.token, body: ok }), 403, 'forbidden');

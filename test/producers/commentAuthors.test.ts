@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { eventsOf, isError } from './helpers.ts';
 
-t.test("a comment is edited or deleted by its author, an org owner or a site admin; another member gets 403", async (t) => {
+t.test('a comment is edited or deleted by its author, an org owner or a site admin; another member gets 403', async (t) => {
   const w = await startWharf(t);
   const repo = await buildRepo(w, 'acme', 'app');
   await listenToEvents(w, repo);
@@ -10,13 +10,18 @@ t.test("a comment is edited or deleted by its author, an org owner or a site adm
   const bob = await buildUser(w, 'bob', { org: 'acme', role: 'member' });
   const owner = await buildUser(w, 'olga', { org: 'acme', role: 'owner' });
   await w.api('POST', '/api/v1/repos/acme/app/issues', { token: alice.token, body: { title: 'Crash' } });
-  const comment = async (text: string) => (await w.api('POST', '/api/v1/repos/acme/app/issues/1/comments', { token: alice.token, body: { body: text } })).body.id;
+  const comment = async (text: string) =>
+    (await w.api('POST', '/api/v1/repos/acme/app/issues/1/comments', { token: alice.token, body: { body: text } })).body.id;
   const path = (id: number) => `/api/v1/repos/acme/app/comments/${id}`;
 
   const first = await comment('mine');
   isError(t, await w.api('PATCH', path(first), { token: bob.token, body: { body: 'bob was here' } }), 403, 'forbidden');
   isError(t, await w.api('DELETE', path(first), { token: bob.token }), 403, 'forbidden');
-  t.same((await w.api('GET', '/api/v1/repos/acme/app/issues/1/comments', { token: bob.token })).body.map((c: any) => c.body), ['mine'], 'unchanged');
+  t.same(
+    (await w.api('GET', '/api/v1/repos/acme/app/issues/1/comments', { token: bob.token })).body.map((c: any) => c.body),
+    ['mine'],
+    'unchanged',
+  );
 
   t.equal((await w.api('PATCH', path(first), { token: alice.token, body: { body: 'mine, edited' } })).status, 200, 'the author edits');
   t.equal((await w.api('PATCH', path(first), { token: owner.token, body: { body: 'moderated' } })).status, 200, 'an org owner edits');
@@ -26,5 +31,19 @@ t.test("a comment is edited or deleted by its author, an org owner or a site adm
   t.equal((await w.api('DELETE', path(await comment('three')), { token: w.adminToken })).status, 204, 'a site admin deletes');
 
   const actions = (await eventsOf(w, repo)).filter((e) => e.type === 'comment').map((e) => `${e.action} by ${e.payload.sender?.login}`);
-  t.same(actions, ['created by alice', 'edited by alice', 'edited by olga', 'edited by admin', 'deleted by olga', 'created by alice', 'deleted by alice', 'created by alice', 'deleted by admin'], 'no event for the refused changes');
+  t.same(
+    actions,
+    [
+      'created by alice',
+      'edited by alice',
+      'edited by olga',
+      'edited by admin',
+      'deleted by olga',
+      'created by alice',
+      'deleted by alice',
+      'created by alice',
+      'deleted by admin',
+    ],
+    'no event for the refused changes',
+  );
 });

@@ -14,7 +14,10 @@ t.test('comments: create, list, edit and delete on an issue, each with its event
   t.match(made.body, { body: 'Seen it too', user: 'dev' });
   t.equal(made.headers.get('location'), `/api/v1/repos/acme/app/comments/${made.body.id}`);
   const list = await w.api('GET', '/api/v1/repos/acme/app/issues/1/comments', { token: dev.token });
-  t.same(list.body.map((c: any) => c.body), ['Seen it too']);
+  t.same(
+    list.body.map((c: any) => c.body),
+    ['Seen it too'],
+  );
 
   const edited = await w.api('PATCH', `/api/v1/repos/acme/app/comments/${made.body.id}`, { token: w.adminToken, body: { body: 'Seen it twice' } });
   t.equal(edited.status, 200);
@@ -24,7 +27,10 @@ t.test('comments: create, list, edit and delete on an issue, each with its event
   isError(t, await w.api('DELETE', `/api/v1/repos/acme/app/comments/${made.body.id}`, { token: dev.token }), 404, 'not_found');
 
   const events = (await eventsOf(w, repo)).filter((e) => e.type === 'comment');
-  t.same(events.map((e) => e.action), ['created', 'edited', 'deleted']);
+  t.same(
+    events.map((e) => e.action),
+    ['created', 'edited', 'deleted'],
+  );
   const comment = (body: string) => ({ id: made.body.id, body, user: 'dev', created_at: made.body.created_at });
   const issue = { number: 1, title: 'Crash', state: 'open' };
   t.same(events[0].payload, { event: 'comment', action: 'created', comment: comment('Seen it too'), issue, ...common(w, repo, 'dev') });
@@ -54,5 +60,8 @@ t.test('comments: bad input, unknown numbers and ids, and permissions', async (t
   isError(t, await w.api('POST', '/api/v1/repos/acme/app/issues/1/comments', { token: outsider.token, body: { body: 'x' } }), 403, 'forbidden');
   isError(t, await w.api('DELETE', `/api/v1/repos/acme/app/comments/${c.body.id}`, { token: outsider.token }), 403, 'forbidden');
   t.equal((await w.api('GET', '/api/v1/repos/acme/app/issues/1/comments', { token: outsider.token })).status, 200, 'public: readable');
-  t.same((await eventsOf(w, repo)).map((e) => `${e.type} ${e.action}`), ['issue opened', 'comment created']);
+  t.same(
+    (await eventsOf(w, repo)).map((e) => `${e.type} ${e.action}`),
+    ['issue opened', 'comment created'],
+  );
 });

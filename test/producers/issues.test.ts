@@ -9,7 +9,10 @@ t.test('issues: open, read, list, edit, close and reopen, each with its event', 
   const dev = await buildUser(w, 'dev', { org: 'acme', role: 'member' });
   const base = '/api/v1/repos/acme/app/issues';
 
-  const opened = await w.api('POST', base, { token: dev.token, body: { title: 'Crash on start', body: 'Stack trace', labels: ['bug', 'p1'], assignees: ['dev'] } });
+  const opened = await w.api('POST', base, {
+    token: dev.token,
+    body: { title: 'Crash on start', body: 'Stack trace', labels: ['bug', 'p1'], assignees: ['dev'] },
+  });
   t.equal(opened.status, 201);
   t.equal(opened.headers.get('location'), `${base}/1`);
   t.match(opened.body, { number: 1, title: 'Crash on start', body: 'Stack trace', state: 'open', labels: ['bug', 'p1'], assignees: ['dev'], user: 'dev' });
@@ -24,12 +27,21 @@ t.test('issues: open, read, list, edit, close and reopen, each with its event', 
   t.equal(read.status, 200);
   t.same(read.body, opened.body);
   const list = await w.api('GET', base, { token: dev.token });
-  t.same(list.body.map((i: any) => i.number), [2, 1]);
+  t.same(
+    list.body.map((i: any) => i.number),
+    [2, 1],
+  );
   const page = await w.api('GET', `${base}?limit=1`, { token: dev.token });
-  t.same(page.body.map((i: any) => i.number), [2]);
+  t.same(
+    page.body.map((i: any) => i.number),
+    [2],
+  );
   t.match(page.headers.get('link'), /cursor=2>; rel="next"/);
   const next = await w.api('GET', `${base}?limit=1&cursor=2`, { token: dev.token });
-  t.same(next.body.map((i: any) => i.number), [1]);
+  t.same(
+    next.body.map((i: any) => i.number),
+    [1],
+  );
 
   const edited = await w.api('PATCH', `${base}/1`, { token: dev.token, body: { title: 'Crash on first start', labels: ['bug'] } });
   t.equal(edited.status, 200);
@@ -37,7 +49,10 @@ t.test('issues: open, read, list, edit, close and reopen, each with its event', 
   const closed = await w.api('PATCH', `${base}/1`, { token: dev.token, body: { state: 'closed' } });
   t.match(closed.body, { state: 'closed' });
   t.match(closed.body.closed_at, /^\d{4}-/);
-  t.same((await w.api('GET', `${base}?state=closed`, { token: dev.token })).body.map((i: any) => i.number), [1]);
+  t.same(
+    (await w.api('GET', `${base}?state=closed`, { token: dev.token })).body.map((i: any) => i.number),
+    [1],
+  );
   const reopened = await w.api('PATCH', `${base}/1`, { token: dev.token, body: { state: 'open' } });
   t.equal(reopened.body.closed_at, null);
   // Nothing changed: no event.
@@ -47,7 +62,13 @@ t.test('issues: open, read, list, edit, close and reopen, each with its event', 
   const issue = (title: string, state: string, labels: string[]) => ({ number: 1, title, body: 'Stack trace', state, labels, assignees: ['dev'], url });
   t.same(
     events.map((e) => [e.type, e.action]),
-    [['issue', 'opened'], ['issue', 'opened'], ['issue', 'edited'], ['issue', 'closed'], ['issue', 'reopened']],
+    [
+      ['issue', 'opened'],
+      ['issue', 'opened'],
+      ['issue', 'edited'],
+      ['issue', 'closed'],
+      ['issue', 'reopened'],
+    ],
   );
   t.ok(events.every((e) => e.sender_id === dev.user.id && e.ref === null));
   t.same(events[0].payload, { event: 'issue', action: 'opened', issue: issue('Crash on start', 'open', ['bug', 'p1']), ...common(w, repo, 'dev') });
@@ -73,7 +94,12 @@ t.test('issues: permissions and bad input give SPEC §4 errors, never a 5xx', as
   isError(t, await w.api('POST', '/api/v1/repos/acme/nope/issues', { token: dev.token, body: { title: 'x' } }), 404, 'not_found');
 
   isError(t, await w.api('POST', base, { token: dev.token, body: {} }), 422, 'validation_failed', ['/title']);
-  isError(t, await w.api('POST', base, { token: dev.token, body: { title: 5, labels: 'bug', assignees: [7], extra: 1 } }), 422, 'validation_failed', ['/assignees/0', '/extra', '/labels', '/title']);
+  isError(t, await w.api('POST', base, { token: dev.token, body: { title: 5, labels: 'bug', assignees: [7], extra: 1 } }), 422, 'validation_failed', [
+    '/assignees/0',
+    '/extra',
+    '/labels',
+    '/title',
+  ]);
   isError(t, await w.api('POST', base, { token: dev.token, body: { title: '' } }), 422, 'validation_failed', ['/title']);
   isError(t, await w.api('POST', base, { token: dev.token, body: [] }), 422, 'validation_failed');
   isError(t, await w.api('POST', base, { token: dev.token }), 422, 'validation_failed');
@@ -91,19 +117,34 @@ t.test('issues: permissions and bad input give SPEC §4 errors, never a 5xx', as
   isError(t, await w.api('GET', `${base}?limit=101`, { token: dev.token }), 422, 'validation_failed', ['/limit']);
   isError(t, await w.api('GET', `${base}?cursor=zz&state=maybe`, { token: dev.token }), 422, 'validation_failed', ['/cursor', '/state']);
   // Values Postgres cannot store or compare are refused before they reach it.
-  isError(t, await w.api('POST', base, { token: dev.token, body: { title: 'a\u0000b', labels: ['x\u0000'] } }), 422, 'validation_failed', ['/labels/0', '/title']);
+  isError(t, await w.api('POST', base, { token: dev.token, body: { title: 'a\u0000b', labels: ['x\u0000'] } }), 422, 'validation_failed', [
+    '/labels/0',
+    '/title',
+  ]);
   isError(t, await w.api('GET', `${base}/99999999999`, { token: dev.token }), 404, 'not_found');
   isError(t, await w.api('PATCH', `${base}/2147483648`, { token: dev.token, body: { title: 'x' } }), 404, 'not_found');
   isError(t, await w.api('GET', `${base}?cursor=9999999999`, { token: dev.token }), 422, 'validation_failed', ['/cursor']);
 
   const events = await eventsOf(w, repo);
-  t.same(events.map((e) => e.action), ['opened'], 'only the one real change raised an event');
+  t.same(
+    events.map((e) => e.action),
+    ['opened'],
+    'only the one real change raised an event',
+  );
 });
 
 t.test('issues and pull requests opened at once get distinct numbers, none refused', async (t) => {
   const w = await startWharf(t);
   await buildRepo(w, 'acme', 'app');
-  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: `Issue ${i}`, labels: ['same'] } })));
-  t.same(answers.map((a) => a.status), Array(20).fill(201));
-  t.same(answers.map((a) => a.body.number).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => w.api('POST', '/api/v1/repos/acme/app/issues', { body: { title: `Issue ${i}`, labels: ['same'] } })),
+  );
+  t.same(
+    answers.map((a) => a.status),
+    Array(20).fill(201),
+  );
+  t.same(
+    answers.map((a) => a.body.number).sort((a, b) => a - b),
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
 });

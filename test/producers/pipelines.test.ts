@@ -21,7 +21,14 @@ t.test('pipelines: created queued, then running and success, each a status_chang
   t.equal((await w.api('GET', `/api/v1/repos/acme/app/pipelines/${id}`, { token: ci.token })).body.status, 'success');
 
   const events = await eventsOf(w, repo);
-  t.same(events.map((e) => [e.type, e.action]), [['pipeline', 'status_changed'], ['pipeline', 'status_changed'], ['pipeline', 'status_changed']]);
+  t.same(
+    events.map((e) => [e.type, e.action]),
+    [
+      ['pipeline', 'status_changed'],
+      ['pipeline', 'status_changed'],
+      ['pipeline', 'status_changed'],
+    ],
+  );
   const pipeline = (status: string, previous_status: string | null) => ({ id, name: 'build', ref: 'refs/heads/main', sha: SHA, status, previous_status, url });
   t.same(events[0].payload, { event: 'pipeline', action: 'status_changed', pipeline: pipeline('queued', null), ...common(w, repo, 'ci') });
   t.same(events[1].payload.pipeline, pipeline('running', 'queued'));
@@ -38,7 +45,11 @@ t.test('pipelines: bad input and permissions', async (t) => {
   const outsider = await buildUser(w, 'outsider');
   const path = '/api/v1/repos/acme/app/pipelines';
   isError(t, await w.api('POST', path, { body: { name: 'b' } }), 422, 'validation_failed', ['/ref', '/sha']);
-  isError(t, await w.api('POST', path, { body: { name: 'b', ref: 'main', sha: 'xyz', status: 'done', color: 'red' } }), 422, 'validation_failed', ['/color', '/sha', '/status']);
+  isError(t, await w.api('POST', path, { body: { name: 'b', ref: 'main', sha: 'xyz', status: 'done', color: 'red' } }), 422, 'validation_failed', [
+    '/color',
+    '/sha',
+    '/status',
+  ]);
   isError(t, await w.api('POST', path, { token: null, body: { name: 'b', ref: 'main', sha: SHA } }), 401, 'unauthorized');
   isError(t, await w.api('POST', path, { token: outsider.token, body: { name: 'b', ref: 'main', sha: SHA } }), 404, 'not_found');
   const made = await w.api('POST', path, { body: { name: 'b', ref: 'main', sha: SHA } });

@@ -21,13 +21,28 @@ t.test('pull requests: open, edit, close, reopen, each with its event; numbers s
   t.equal(opened.status, 201);
   t.equal(opened.headers.get('location'), `${base}/2`);
   const url = `${w.config.baseUrl}/acme/app/pulls/2`;
-  t.match(opened.body, { number: 2, title: 'Feature', state: 'open', merged: false, head: { ref: 'feature', sha: tip }, base: { ref: 'main', sha: root }, user: 'dev', url });
+  t.match(opened.body, {
+    number: 2,
+    title: 'Feature',
+    state: 'open',
+    merged: false,
+    head: { ref: 'feature', sha: tip },
+    base: { ref: 'main', sha: root },
+    user: 'dev',
+    url,
+  });
   t.equal((await w.api('POST', '/api/v1/repos/acme/app/issues', { token: dev.token, body: { title: 'After' } })).body.number, 3);
   isError(t, await w.api('GET', '/api/v1/repos/acme/app/issues/2', { token: dev.token }), 404, 'not_found');
-  t.same((await w.api('GET', base, { token: dev.token })).body.map((p: any) => p.number), [2]);
+  t.same(
+    (await w.api('GET', base, { token: dev.token })).body.map((p: any) => p.number),
+    [2],
+  );
   t.same((await w.api('GET', `${base}/2`, { token: dev.token })).body, opened.body);
 
-  t.match((await w.api('PATCH', `${base}/2`, { token: dev.token, body: { title: 'Feature X', base: 'release' } })).body, { title: 'Feature X', base: { ref: 'release', sha: root } });
+  t.match((await w.api('PATCH', `${base}/2`, { token: dev.token, body: { title: 'Feature X', base: 'release' } })).body, {
+    title: 'Feature X',
+    base: { ref: 'release', sha: root },
+  });
   t.match((await w.api('PATCH', `${base}/2`, { token: dev.token, body: { state: 'closed' } })).body, { state: 'closed', merged: false });
   t.match((await w.api('PATCH', `${base}/2`, { token: dev.token, body: { state: 'open' } })).body, { state: 'open' });
 
@@ -36,13 +51,27 @@ t.test('pull requests: open, edit, close, reopen, each with its event; numbers s
   t.equal(comment.status, 201);
   const commented = (await eventsOf(w, repo)).find((e) => e.type === 'comment')!;
   t.same(commented.payload.issue, { number: 2, title: 'Feature X', state: 'open' });
-  t.same((await w.api('GET', '/api/v1/repos/acme/app/issues/2/comments', { token: dev.token })).body.map((c: any) => c.body), ['LGTM']);
+  t.same(
+    (await w.api('GET', '/api/v1/repos/acme/app/issues/2/comments', { token: dev.token })).body.map((c: any) => c.body),
+    ['LGTM'],
+  );
 
   const events = (await eventsOf(w, repo)).filter((e) => e.type === 'pull_request');
-  t.same(events.map((e) => e.action), ['opened', 'edited', 'closed', 'reopened']);
+  t.same(
+    events.map((e) => e.action),
+    ['opened', 'edited', 'closed', 'reopened'],
+  );
   const pr = (title: string, state: string, baseRef: string) => ({
-    number: 2, title, body: 'Please', state, merged: false, merged_at: null,
-    head: { ref: 'feature', sha: tip }, base: { ref: baseRef, sha: root }, user: 'dev', url,
+    number: 2,
+    title,
+    body: 'Please',
+    state,
+    merged: false,
+    merged_at: null,
+    head: { ref: 'feature', sha: tip },
+    base: { ref: baseRef, sha: root },
+    user: 'dev',
+    url,
   });
   t.same(events[0].payload, { event: 'pull_request', action: 'opened', number: 2, pull_request: pr('Feature', 'open', 'main'), ...common(w, repo, 'dev') });
   t.same(events[1].payload.pull_request, pr('Feature X', 'open', 'release'));
@@ -74,7 +103,10 @@ t.test('pull requests: bad input and permissions', async (t) => {
   isError(t, await w.api('PUT', `${base}/7/merge`), 404, 'not_found');
   isError(t, await w.api('PUT', `${base}/1/merge`, { body: { sha: 'f'.repeat(40) } }), 409, 'conflict');
   isError(t, await w.api('PUT', `${base}/1/merge`, { body: { merge_method: 'octopus' } }), 422, 'validation_failed', ['/merge_method']);
-  t.same((await eventsOf(w, repo)).map((e) => `${e.type} ${e.action}`), ['pull_request opened']);
+  t.same(
+    (await eventsOf(w, repo)).map((e) => `${e.type} ${e.action}`),
+    ['pull_request opened'],
+  );
 });
 
 t.test('merge: a real merge commit in the bare repository, closed+merged and a push on the base branch', async (t) => {
@@ -105,17 +137,45 @@ t.test('merge: a real merge commit in the bare repository, closed+merged and a p
 
   const pull = (await w.api('GET', '/api/v1/repos/acme/app/pulls/1')).body;
   t.match(pull, { state: 'closed', merged: true, merge_commit_sha: sha });
-  const events = await waitFor(async () => {
-    const after = (await eventsOf(w, repo)).slice(2);
-    return after.length >= 3 && after;
-  }, { timeoutMs: 5_000, what: 'the merge to raise its three events' }).catch(async () => (await eventsOf(w, repo)).slice(2));
-  t.same(events.map((e) => [e.type, e.action ?? null]), [['pull_request', 'closed'], ['push', null], ['pull_request', 'synchronize']]);
+  const events = await waitFor(
+    async () => {
+      const after = (await eventsOf(w, repo)).slice(2);
+      return after.length >= 3 && after;
+    },
+    { timeoutMs: 5_000, what: 'the merge to raise its three events' },
+  ).catch(async () => (await eventsOf(w, repo)).slice(2));
+  t.same(
+    events.map((e) => [e.type, e.action ?? null]),
+    [
+      ['pull_request', 'closed'],
+      ['push', null],
+      ['pull_request', 'synchronize'],
+    ],
+  );
   t.match(events[2].payload, { number: 2, pull_request: { head: { ref: 'main', sha }, base: { ref: 'release', sha: root } } });
-  t.match(events[0].payload, { event: 'pull_request', action: 'closed', number: 1, pull_request: { state: 'closed', merged: true, merged_at: pull.merged_at, head: { sha: onFeature }, base: { ref: 'main', sha: onMain } } });
+  t.match(events[0].payload, {
+    event: 'pull_request',
+    action: 'closed',
+    number: 1,
+    pull_request: { state: 'closed', merged: true, merged_at: pull.merged_at, head: { sha: onFeature }, base: { ref: 'main', sha: onMain } },
+  });
   const push = events[1];
   t.equal(push.ref, 'refs/heads/main');
-  t.match(push.payload, { event: 'push', ref: 'refs/heads/main', before: onMain, after: sha, created: false, deleted: false, forced: false, ...common(w, repo, 'dev') });
-  t.same(push.payload.commits.map((c: any) => c.id), [sha], 'the merge commit is the one commit new to any ref');
+  t.match(push.payload, {
+    event: 'push',
+    ref: 'refs/heads/main',
+    before: onMain,
+    after: sha,
+    created: false,
+    deleted: false,
+    forced: false,
+    ...common(w, repo, 'dev'),
+  });
+  t.same(
+    push.payload.commits.map((c: any) => c.id),
+    [sha],
+    'the merge commit is the one commit new to any ref',
+  );
   t.equal(push.payload.head_commit.id, sha);
 
   isError(t, await w.api('PUT', '/api/v1/repos/acme/app/pulls/1/merge', { token: dev.token }), 409, 'conflict');
@@ -166,9 +226,21 @@ t.test('a git push to a pull request head raises pull_request synchronize', asyn
   const next = await commitFiles(clone, [await gitIn(clone, ['rev-parse', 'origin/feature'])], { 'a.txt': 'c\n' }, 'more work');
   await gitIn(clone, ['push', '--quiet', 'origin', `${next}:refs/heads/feature`]);
 
-  const sync: any = await waitFor(async () => (await eventsOf(w, repo)).find((e) => e.action === 'synchronize'), { timeoutMs: 5_000, what: 'a synchronize event' }).catch(() => undefined);
+  const sync: any = await waitFor(async () => (await eventsOf(w, repo)).find((e) => e.action === 'synchronize'), {
+    timeoutMs: 5_000,
+    what: 'a synchronize event',
+  }).catch(() => undefined);
   t.ok(sync, 'synchronize raised');
-  t.match(sync.payload, { event: 'pull_request', action: 'synchronize', number: 1, pull_request: { head: { ref: 'feature', sha: next }, state: 'open' }, ...common(w, repo, 'dev') });
+  t.match(sync.payload, {
+    event: 'pull_request',
+    action: 'synchronize',
+    number: 1,
+    pull_request: { head: { ref: 'feature', sha: next }, state: 'open' },
+    ...common(w, repo, 'dev'),
+  });
   t.equal((await w.api('GET', '/api/v1/repos/acme/app/pulls/1')).body.head.sha, next);
-  t.same((await eventsOf(w, repo)).map((e) => `${e.type} ${e.action}`), ['pull_request opened', 'push null', 'pull_request synchronize']);
+  t.same(
+    (await eventsOf(w, repo)).map((e) => `${e.type} ${e.action}`),
+    ['pull_request opened', 'push null', 'pull_request synchronize'],
+  );
 });

@@ -21,13 +21,29 @@ t.test('releases: creating the missing tag raises a push for it, then release pu
   t.same((await w.api('GET', `/api/v1/repos/acme/app/releases/${made.body.id}`, { token: dev.token })).body, made.body);
 
   const events = await eventsOf(w, repo);
-  t.same(events.map((e) => [e.type, e.action]), [['push', null], ['release', 'published']]);
+  t.same(
+    events.map((e) => [e.type, e.action]),
+    [
+      ['push', null],
+      ['release', 'published'],
+    ],
+  );
   t.match(events[0].payload, { event: 'push', ref: 'refs/tags/v1.0.0', before: '0'.repeat(40), after: second, created: true, deleted: false });
   t.equal(events[0].ref, 'refs/tags/v1.0.0');
   t.same(events[1].payload, {
     event: 'release',
     action: 'published',
-    release: { id: made.body.id, tag_name: 'v1.0.0', name: 'One', body: 'Notes', draft: false, prerelease: false, target_commitish: 'main', published_at: made.body.published_at, author: 'dev' },
+    release: {
+      id: made.body.id,
+      tag_name: 'v1.0.0',
+      name: 'One',
+      body: 'Notes',
+      draft: false,
+      prerelease: false,
+      target_commitish: 'main',
+      published_at: made.body.published_at,
+      author: 'dev',
+    },
     ...common(w, repo, 'dev'),
   });
 
@@ -45,9 +61,10 @@ t.test('releases: creating the missing tag raises a push for it, then release pu
   const draft = await w.api('POST', '/api/v1/repos/acme/app/releases', { token: dev.token, body: { tag_name: 'v2.0', draft: true } });
   t.match(draft.body, { draft: true, published_at: null });
   await t.rejects(gitIn(dir, ['rev-parse', '--verify', 'refs/tags/v2.0']));
-  t.same((await eventsOf(w, repo)).slice(2).map((e) => `${e.type} ${e.ref ?? e.action}`), [
-    'push refs/tags/v0.9', 'release published', 'push refs/tags/v0.8', 'release published', 'release published',
-  ]);
+  t.same(
+    (await eventsOf(w, repo)).slice(2).map((e) => `${e.type} ${e.ref ?? e.action}`),
+    ['push refs/tags/v0.9', 'release published', 'push refs/tags/v0.8', 'release published', 'release published'],
+  );
 });
 
 t.test('releases: bad input, duplicates and permissions', async (t) => {
@@ -72,5 +89,8 @@ t.test('releases: bad input, duplicates and permissions', async (t) => {
   t.equal((await w.api('POST', path, { body: { tag_name: 'v1' } })).status, 201);
   isError(t, await w.api('POST', path, { body: { tag_name: 'v1' } }), 409, 'conflict');
   isError(t, await w.api('GET', `${path}/999`), 404, 'not_found');
-  t.same((await eventsOf(w, repo)).map((e) => e.type), ['push', 'release']);
+  t.same(
+    (await eventsOf(w, repo)).map((e) => e.type),
+    ['push', 'release'],
+  );
 });

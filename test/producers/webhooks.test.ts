@@ -27,13 +27,22 @@ t.test('every producer event reaches a subscribed webhook, signed, with the outb
 
   const events = await eventsOf(w, repo);
   const types = ['issue', 'comment', 'pull_request', 'pull_request', 'push', 'push', 'release', 'pipeline', 'agent'];
-  t.same(events.map((e) => e.type), types);
-  const got = await waitFor(() => {
-    const real = receiver.received.filter((r) => r.event !== 'ping');
-    return real.length >= types.length ? real : undefined;
-  }, { what: 'every delivery' });
+  t.same(
+    events.map((e) => e.type),
+    types,
+  );
+  const got = await waitFor(
+    () => {
+      const real = receiver.received.filter((r) => r.event !== 'ping');
+      return real.length >= types.length ? real : undefined;
+    },
+    { what: 'every delivery' },
+  );
   t.same(got.map((r) => r.event).sort(), [...types].sort(), 'one delivery per event');
-  t.ok(got.every((r) => r.signatureOk), 'every delivery signed');
+  t.ok(
+    got.every((r) => r.signatureOk),
+    'every delivery signed',
+  );
   const rows = await w.running.services.db('events').where('repository_id', repo.id).orderBy('id').pluck('payload');
   t.same(got.map((r) => r.body.toString('utf8')).sort(), [...rows].sort(), 'bodies are the outbox bytes');
 });

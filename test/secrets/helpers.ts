@@ -20,11 +20,28 @@ export async function installation(t: TestLike): Promise<Record<string, string>>
     await database.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  return { DATA_DIR: path.join(dir, 'data'), REPOS_DIR: path.join(dir, 'repos'), DATABASE_URL: database.url, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', WEBHOOK_ALLOWED_HOSTS: 'loopback', IMPORT_ALLOWED_HOSTS: 'loopback' };
+  return {
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'info',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    IMPORT_ALLOWED_HOSTS: 'loopback',
+  };
 }
 
 /** Starts Wharf in this process on an installation (first start or not); an admin token, its log lines; stopped when the test ends. */
-export async function serveOn(t: TestLike, env: Record<string, string>): Promise<{ running: RunningServer; token: string; logs: string[]; api: (method: string, p: string, body?: unknown) => Promise<{ status: number; text: string; body: any }> }> {
+export async function serveOn(
+  t: TestLike,
+  env: Record<string, string>,
+): Promise<{
+  running: RunningServer;
+  token: string;
+  logs: string[];
+  api: (method: string, p: string, body?: unknown) => Promise<{ status: number; text: string; body: any }>;
+}> {
   const logs: string[] = [];
   const logDestination = new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) });
   const running = await startServer(loadConfig(env), { logDestination });
@@ -32,7 +49,11 @@ export async function serveOn(t: TestLike, env: Record<string, string>): Promise
   const admin = await running.services.db('users').where('login', 'admin').first();
   const { token } = await issueToken(running.services.db, admin.id, 'test');
   const api = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(running.url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(running.url + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
   };

@@ -24,11 +24,30 @@ t.test('secrets stored in plaintext before sealing existed are sealed at the nex
   const repo = await createRepository(db, loadConfig(env), { org, name: 'app', visibility: 'private' });
   const now = Date.now();
   const [hook] = await db('webhooks')
-    .insert({ repository_id: repo.id, url: `${rx.url}/hook`, content_type: 'json', secret: 'legacy plaintext secret', events: JSON.stringify(['push']), active: true, created_at: now, updated_at: now })
+    .insert({
+      repository_id: repo.id,
+      url: `${rx.url}/hook`,
+      content_type: 'json',
+      secret: 'legacy plaintext secret',
+      events: JSON.stringify(['push']),
+      active: true,
+      created_at: now,
+      updated_at: now,
+    })
     .returning('id');
   const hookId = Number(typeof hook === 'object' ? hook.id : hook);
   // Parked far in the future, so no runner takes it while we look.
-  await db('import_jobs').insert({ status: 'queued', source_url: 'http://127.0.0.1:9/x.git', credentials: JSON.stringify({ username: 'sam', password: 'legacy-password' }), target_org_id: org.id, name: 'later', visibility: 'private', run_after: 8_000_000_000_000, created_at: now, updated_at: now });
+  await db('import_jobs').insert({
+    status: 'queued',
+    source_url: 'http://127.0.0.1:9/x.git',
+    credentials: JSON.stringify({ username: 'sam', password: 'legacy-password' }),
+    target_org_id: org.id,
+    name: 'later',
+    visibility: 'private',
+    run_after: 8_000_000_000_000,
+    created_at: now,
+    updated_at: now,
+  });
   await db.destroy();
 
   const w = await serveOn(t, env);

@@ -29,7 +29,12 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   {
     const db = connect(env.DATABASE_URL);
     const config = await openSecrets(loadConfig(env), db);
-    await createImportJob(db, config, (await findOrg(db, 'demo'))!, null, { source_url: `http://127.0.0.1:${await freePort()}/x.git`, name: 'later', auth_username: 'sam', auth_password: PASSWORD });
+    await createImportJob(db, config, (await findOrg(db, 'demo'))!, null, {
+      source_url: `http://127.0.0.1:${await freePort()}/x.git`,
+      name: 'later',
+      auth_username: 'sam',
+      auth_password: PASSWORD,
+    });
     await db.destroy();
   }
   const keyFile = path.join(env.DATA_DIR, 'secret.key');
@@ -56,5 +61,8 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   const after = await serveOn(t, env);
   t.equal((await after.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`)).status, 202);
   await waitFor(() => rx.received.length === 2, { what: 'the ping after the rotation' });
-  t.ok(rx.received.every((r) => r.signatureOk), 'signed with the same secret, before and after');
+  t.ok(
+    rx.received.every((r) => r.signatureOk),
+    'signed with the same secret, before and after',
+  );
 });

@@ -4,7 +4,16 @@ import { uiMount } from '../../src/ui/index.ts';
 import { startWharf, type TestLike, type TestWharf } from '../helpers/wharf.ts';
 
 /** Flags that keep Chromium off the network and quiet in a sandboxed machine. */
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Starts a Wharf as production runs it; the web UI is one of its mounts. */
 export function startUiWharf(t: TestLike, options: Parameters<typeof startWharf>[1] = {}): Promise<TestWharf> {

@@ -41,7 +41,11 @@ t.test('import from a git daemon source through the form, following the progress
   await page.waitForSelector('text=Import finished', { timeout: 60_000 });
   await screenshot(page, 'import-done');
   t.match(await page.textContent('main'), '2 branches · 1 tag · 0 LFS objects');
-  t.match((await page.textContent('[data-field=missing]'))!.replace(/\s+/g, ' '), `1 LFS object missing at the source: ${oid} (12345 bytes): `, 'each missing object with oid and reason');
+  t.match(
+    (await page.textContent('[data-field=missing]'))!.replace(/\s+/g, ' '),
+    `1 LFS object missing at the source: ${oid} (12345 bytes): `,
+    'each missing object with oid and reason',
+  );
   await page.click('a:has-text("Open demo/tool")');
   await page.waitForURL(`${w.url}/demo/tool`);
   const main = (await page.textContent('main'))!;
@@ -120,17 +124,38 @@ t.test('a running import can be canceled from its page', async (t) => {
 t.test('hosted sources become clone URLs with the conventional token user names', async (t) => {
   const form = (fields: Record<string, string>) => importRequest(importValuesFromForm(new URLSearchParams({ org: 'demo', ...fields })));
   t.same(form({ source: 'github', path: 'octocat/hello-world', token: 'ghp_x' }).body, {
-    target_org: 'demo', visibility: 'private', source_url: 'https://github.com/octocat/hello-world.git', auth_username: 'x-access-token', auth_password: 'ghp_x', name: 'hello-world',
+    target_org: 'demo',
+    visibility: 'private',
+    source_url: 'https://github.com/octocat/hello-world.git',
+    auth_username: 'x-access-token',
+    auth_password: 'ghp_x',
+    name: 'hello-world',
   });
-  t.match(form({ source: 'gitlab', path: 'group/sub/proj.git', token: 'glpat' }).body, { source_url: 'https://gitlab.com/group/sub/proj.git', auth_username: 'oauth2', name: 'proj' });
+  t.match(form({ source: 'gitlab', path: 'group/sub/proj.git', token: 'glpat' }).body, {
+    source_url: 'https://gitlab.com/group/sub/proj.git',
+    auth_username: 'oauth2',
+    name: 'proj',
+  });
   t.match(form({ source: 'bitbucket', path: 'team/repo', token: 't', name: 'renamed', visibility: 'internal' }).body, {
-    source_url: 'https://bitbucket.org/team/repo.git', auth_username: 'x-token-auth', name: 'renamed', visibility: 'internal',
+    source_url: 'https://bitbucket.org/team/repo.git',
+    auth_username: 'x-token-auth',
+    name: 'renamed',
+    visibility: 'internal',
   });
   t.notOk('auth_username' in form({ source: 'github', path: 'octocat/public' }).body!, 'no token, no credentials');
   t.match(form({ source: 'bitbucket', path: 'a/b/c' }).errors, { path: [/owner\/repository/] }, 'Bitbucket has no nested groups');
   t.match(form({ source: 'github', path: '../etc' }).errors, { path: [/owner\/repository/] });
-  t.match(form({ source: 'git', url: 'https://example.com/x/tool.git', username: 'me', password: 'pw' }).body, { source_url: 'https://example.com/x/tool.git', auth_username: 'me', auth_password: 'pw', name: 'tool' });
+  t.match(form({ source: 'git', url: 'https://example.com/x/tool.git', username: 'me', password: 'pw' }).body, {
+    source_url: 'https://example.com/x/tool.git',
+    auth_username: 'me',
+    auth_password: 'pw',
+    name: 'tool',
+  });
   t.match(form({ source: 'git', url: '' }).errors, { url: [/URL/], name: [/name/] });
-  t.match(form({ source: 'git', url: 'git://example.com/x/tool.git', lfs_url: ' https://example.com/x/tool.git/info/lfs ' }).body, { lfs_url: 'https://example.com/x/tool.git/info/lfs' }, 'the LFS URL is passed on');
+  t.match(
+    form({ source: 'git', url: 'git://example.com/x/tool.git', lfs_url: ' https://example.com/x/tool.git/info/lfs ' }).body,
+    { lfs_url: 'https://example.com/x/tool.git/info/lfs' },
+    'the LFS URL is passed on',
+  );
   t.notOk('lfs_url' in form({ source: 'git', url: 'git://example.com/x/tool.git', lfs_url: '' }).body!, 'empty: the endpoint is guessed');
 });

@@ -31,7 +31,10 @@ function browser(w: TestWharf) {
 
 /** The paths of every request the server logged. */
 function loggedPaths(w: TestWharf): string[] {
-  return w.logs.flatMap((line) => line.split('\n')).filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l).path);
+  return w.logs
+    .flatMap((line) => line.split('\n'))
+    .filter((l) => l.includes('"msg":"request"'))
+    .map((l) => JSON.parse(l).path);
 }
 
 t.test('pages and forms call the domain in process: the server sees no REST request while a signed-in user works', async (t) => {
@@ -39,7 +42,8 @@ t.test('pages and forms call the domain in process: the server sees no REST requ
   await buildRepo(w, 'demo', 'widgets');
   const b = browser(w);
   t.equal((await b.signIn(w.adminToken)).status, 303);
-  for (const path of ['/', '/demo', '/demo/widgets', '/demo/widgets/settings/hooks', '/demo/widgets/settings/hooks/new', '/-/import']) t.equal((await b.get(path)).status, 200, `GET ${path}`);
+  for (const path of ['/', '/demo', '/demo/widgets', '/demo/widgets/settings/hooks', '/demo/widgets/settings/hooks/new', '/-/import'])
+    t.equal((await b.get(path)).status, 200, `GET ${path}`);
   const added = await b.post('/demo/widgets/settings/hooks', { url: 'http://127.0.0.1:9/hook', secret: 's3cret', mode: 'push', active: 'on' });
   t.equal(added.status, 303, 'a webhook added');
   t.equal((await b.get(added.location!)).status, 200, 'its page');
@@ -49,7 +53,11 @@ t.test('pages and forms call the domain in process: the server sees no REST requ
   t.match(bad.text, /id="url-error"/);
   const paths = loggedPaths(w);
   t.ok(paths.includes('/demo/widgets/settings/hooks'), 'the request log shows the pages');
-  t.same(paths.filter((p) => p.startsWith('/api/')), [], 'and no REST request');
+  t.same(
+    paths.filter((p) => p.startsWith('/api/')),
+    [],
+    'and no REST request',
+  );
 });
 
 t.test('web pages are not counted against the API rate limit; sign-in attempts still are', async (t) => {
@@ -63,7 +71,7 @@ t.test('web pages are not counted against the API rate limit; sign-in attempts s
   t.equal(api.headers.get('x-ratelimit-used'), '2', 'the sign-in and this request only');
 });
 
-t.test('the pages apply the API\'s access rules to the signed-in user', async (t) => {
+t.test("the pages apply the API's access rules to the signed-in user", async (t) => {
   const w = await startUiWharf(t);
   await buildRepo(w, 'acme', 'open', 'public');
   await buildRepo(w, 'acme', 'staff', 'internal');

@@ -45,7 +45,8 @@ t.test('sign in with a token; home, organization and repository pages; sign out'
   await page.waitForURL(`${w.url}/demo/widgets`);
   t.equal(await page.inputValue('#clone-url'), `${w.url}/demo/widgets.git`);
   const body = (await page.textContent('main'))!;
-  for (const text of ['main', 'feature/x', 'v0.1', 'v1.0', 'Add the <widget> frame', 'First commit', 'Ada Lovelace']) t.match(body, text, `repository page shows ${text}`);
+  for (const text of ['main', 'feature/x', 'v0.1', 'v1.0', 'Add the <widget> frame', 'First commit', 'Ada Lovelace'])
+    t.match(body, text, `repository page shows ${text}`);
   await screenshot(page, 'repo');
 
   // Sign out ends the server-side session: the old cookie no longer signs anybody in.
@@ -101,7 +102,12 @@ t.test('every POST needs its CSRF token: a raw POST gets 403 and changes nothing
   t.equal((await post('/demo/widgets/settings/hooks', 'url=http%3A%2F%2F127.0.0.1%2Fx&mode=push&active=on')).status, 403, 'adding a webhook without a token');
   t.equal((await w.running.services.db('ui_sessions').count('* as n'))[0].n, 1, 'the session is still there');
   // The sign-in form is protected too, by the anonymous cookie's seed.
-  const login = await fetch(`${w.url}/-/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${w.adminToken}` });
+  const login = await fetch(`${w.url}/-/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${w.adminToken}`,
+  });
   t.equal(login.status, 403, 'sign-in without a token');
   t.notOk(login.headers.get('set-cookie')?.includes('wharf_session='), 'no session made');
   // With the page's own token the same form works.

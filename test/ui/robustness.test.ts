@@ -24,9 +24,21 @@ t.test('odd paths and odd forms never give a 5xx', async (t) => {
   await buildRepo(w, 'demo', 'widgets', 'public');
   const { cookie, csrf } = await signInByFetch(w);
   const paths = [
-    '/%3Cscript%3E', '/demo/%2e%2e', '/demo/widgets/settings/hooks/abc', '/demo/widgets/settings/hooks/0', '/demo/widgets/settings/hooks/99999999999999999999',
-    '/demo/widgets/settings/hooks/5/edit', '/demo/widgets/settings/hooks/5/delete', '/demo/widgets/settings/hooks/1?cursor=%00&status=nope',
-    '/-/import/abc', '/-/import/123456', '/-/import/1/status', '/-/login?next=//evil.example', '/-/static/../../package.json', `/${'a'.repeat(300)}`, '/demo/widgets.git',
+    '/%3Cscript%3E',
+    '/demo/%2e%2e',
+    '/demo/widgets/settings/hooks/abc',
+    '/demo/widgets/settings/hooks/0',
+    '/demo/widgets/settings/hooks/99999999999999999999',
+    '/demo/widgets/settings/hooks/5/edit',
+    '/demo/widgets/settings/hooks/5/delete',
+    '/demo/widgets/settings/hooks/1?cursor=%00&status=nope',
+    '/-/import/abc',
+    '/-/import/123456',
+    '/-/import/1/status',
+    '/-/login?next=//evil.example',
+    '/-/static/../../package.json',
+    `/${'a'.repeat(300)}`,
+    '/demo/widgets.git',
   ];
   for (const p of paths) {
     for (const headers of [{ cookie }, {}] as Record<string, string>[]) {
@@ -59,7 +71,10 @@ t.test('odd paths and odd forms never give a 5xx', async (t) => {
   const bad = await post('/demo/widgets/settings/hooks', `_csrf=${csrf}&url=http%3A%2F%2Fuser%3Apw%40127.0.0.1%2F&mode=all`);
   t.equal(bad.status, 422);
   t.match(await bad.text(), /id="url-error"/);
-  t.notOk(w.logs.some((l) => /"level":50/.test(l)), 'nothing logged as an error');
+  t.notOk(
+    w.logs.some((l) => /"level":50/.test(l)),
+    'nothing logged as an error',
+  );
   const cloneUrl = await fetch(`${w.url}/demo/widgets.git`, { redirect: 'manual' });
   t.equal(cloneUrl.headers.get('location'), '/demo/widgets', 'a clone URL opened in a browser leads to the repository');
 });

@@ -46,7 +46,10 @@ t.test('create, read, update, delete: the record of SPEC §5.1, the secret shown
   answers.push(detail);
   for (const a of answers) {
     t.equal(a.status, 200);
-    t.notOk(a.text.includes(secret) || a.text.includes(secret.slice(6)) || a.text.includes('my-own-secret') || a.text.includes('rotated-secret'), 'no secret after creation');
+    t.notOk(
+      a.text.includes(secret) || a.text.includes(secret.slice(6)) || a.text.includes('my-own-secret') || a.text.includes('rotated-secret'),
+      'no secret after creation',
+    );
     t.notOk(a.text.includes('"secret"'));
   }
   t.equal(answers[0].body.length, 2);
@@ -55,7 +58,10 @@ t.test('create, read, update, delete: the record of SPEC §5.1, the secret shown
   t.ok(answers[2].body.updated_at >= answers[1].body.updated_at);
   const cleared = await w.api('PATCH', `${base}/${id}`, { body: { branch_filter: null } });
   t.equal(cleared.body.branch_filter, null);
-  t.notOk(w.logs.some((l) => l.includes(secret.slice(6)) || l.includes('my-own-secret') || l.includes('rotated-secret')), 'no secret in logs');
+  t.notOk(
+    w.logs.some((l) => l.includes(secret.slice(6)) || l.includes('my-own-secret') || l.includes('rotated-secret')),
+    'no secret in logs',
+  );
 
   t.equal((await w.api('DELETE', `${base}/${id}`)).status, 204);
   t.equal((await w.api('GET', `${base}/${id}`)).status, 404);
@@ -72,7 +78,10 @@ t.test('validation: every bad field named in one 422; 400, 413, 415 before it', 
     [{}, ['/url']],
     [[], ['/']],
     ['a string', ['/']],
-    [{ url: 5, events: 'push', active: 'yes', content_type: 'form', branch_filter: 7, secret: '' }, ['/active', '/branch_filter', '/content_type', '/events', '/secret', '/url']],
+    [
+      { url: 5, events: 'push', active: 'yes', content_type: 'form', branch_filter: 7, secret: '' },
+      ['/active', '/branch_filter', '/content_type', '/events', '/secret', '/url'],
+    ],
     [{ url: 'http://127.0.0.1/x', colour: 'red' }, ['/colour']],
     [{ url: 'http://127.0.0.1/x', events: ['push', 'deploy'] }, ['/events/1']],
     [{ url: 'http://127.0.0.1/x', events: [] }, ['/events']],
@@ -104,12 +113,22 @@ t.test('validation: every bad field named in one 422; 400, 413, 415 before it', 
   }
   t.equal((await w.api('POST', base, { rawBody: '{"url":', headers: { 'content-type': 'application/json' } })).status, 400);
   t.equal((await w.api('POST', base, { rawBody: 'url=x', headers: { 'content-type': 'text/plain' } })).status, 415);
-  const big = await w.api('POST', base, { rawBody: JSON.stringify({ url: 'http://127.0.0.1/', secret: 'x'.repeat(1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+  const big = await w.api('POST', base, {
+    rawBody: JSON.stringify({ url: 'http://127.0.0.1/', secret: 'x'.repeat(1024 * 1024) }),
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(big.status, 413);
   t.equal(big.body.error.code, 'payload_too_large');
-  t.equal((await w.api('PATCH', `${base}/${hook.body.id}`, { rawBody: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } })).status, 413);
+  t.equal(
+    (await w.api('PATCH', `${base}/${hook.body.id}`, { rawBody: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } })).status,
+    413,
+  );
   t.equal((await w.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`, { body: { extra: 1 } })).status, 422, 'ping takes no fields');
-  t.equal((await w.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`, { rawBody: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } })).status, 413);
+  t.equal(
+    (await w.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`, { rawBody: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } }))
+      .status,
+    413,
+  );
 });
 
 t.test('20 per repository, one per URL', async (t) => {
@@ -126,10 +145,17 @@ t.test('20 per repository, one per URL', async (t) => {
   t.equal((await w.api('DELETE', `${base}/${list.body[0].id}`)).status, 204);
   const dup = await w.api('POST', base, { body: { url: 'http://127.0.0.1:9/5', active: false } });
   t.equal(dup.status, 422, 'same URL twice');
-  t.same(dup.body.error.details.map((d: any) => d.path), ['/url']);
+  t.same(
+    dup.body.error.details.map((d: any) => d.path),
+    ['/url'],
+  );
   const patchDup = await w.api('PATCH', `${base}/${list.body[1].id}`, { body: { url: 'http://127.0.0.1:9/5' } });
   t.equal(patchDup.status, 422, 'PATCH to an existing URL');
-  t.equal((await w.api('POST', '/api/v1/repos/acme/other/webhooks', { body: { url: 'http://127.0.0.1:9/5', active: false } })).status, 201, 'another repository may use it');
+  t.equal(
+    (await w.api('POST', '/api/v1/repos/acme/other/webhooks', { body: { url: 'http://127.0.0.1:9/5', active: false } })).status,
+    201,
+    'another repository may use it',
+  );
 });
 
 t.test('401 without a token, 403 for a non-owner, 404 for what cannot be seen or does not exist', async (t) => {
@@ -168,7 +194,11 @@ t.test('401 without a token, 403 for a non-owner, 404 for what cannot be seen or
     t.equal(o.status, 404, `${method} ${path} as an outsider to a private repository`);
     t.ok(o.headers.get('x-request-id'));
   }
-  t.equal((await w.api('GET', `/api/v1/webhooks/${openHook.body.id}/deliveries`, { token: outsider.token })).status, 403, 'public repository: visible, not owned');
+  t.equal(
+    (await w.api('GET', `/api/v1/webhooks/${openHook.body.id}/deliveries`, { token: outsider.token })).status,
+    403,
+    'public repository: visible, not owned',
+  );
   const unknown: [string, string][] = [
     ['GET', '/api/v1/repos/acme/app/webhooks/999999'],
     ['GET', '/api/v1/repos/acme/app/webhooks/abc'],
@@ -199,14 +229,21 @@ t.test('delivery list: counts, newest first, status filter, cursor pages; bad qu
   for (let i = 0; i < 7; i++) ids.push((await w.api('POST', `/api/v1/webhooks/${hook.body.id}/ping`)).body.id);
   await waitFor(() => rx.received.length === 7, { what: '7 pings' });
   const base = `/api/v1/webhooks/${hook.body.id}/deliveries`;
-  const all = await waitFor(async () => {
-    const res = await w.api('GET', base);
-    return res.body.pending === 0 ? res.body : null;
-  }, { what: 'all finished' });
+  const all = await waitFor(
+    async () => {
+      const res = await w.api('GET', base);
+      return res.body.pending === 0 ? res.body : null;
+    },
+    { what: 'all finished' },
+  );
   t.equal(all.total, 7);
   t.equal(all.successful, rx.received.filter((_r, i) => i % 2 === 0).length, 'successful count matches what the receiver answered 200 to');
   t.equal(all.failed + all.successful, 7);
-  t.same(all.deliveries.map((d: any) => d.id), [...ids].reverse(), 'newest first');
+  t.same(
+    all.deliveries.map((d: any) => d.id),
+    [...ids].reverse(),
+    'newest first',
+  );
   const seen: number[] = [];
   let cursor: string | null = null;
   let pages = 0;

@@ -29,7 +29,7 @@ function brace(cps: string[], i: number, end: number): [number, number[]] {
 
 function tokenize(cps: string[], start: number, end: number, outer: boolean): Item[] {
   const out: Item[] = [];
-  for (let i = start; i < end; ) {
+  for (let i = start; i < end;) {
     const c = cps[i];
     if (c === '*') {
       let j = i + 1;

@@ -55,12 +55,17 @@ t.test('at delivery time the policy is checked on the address connected to: bloc
 
   const strict = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'external', WEBHOOK_RETRY_SCHEDULE: '0s,100ms' });
   const services = strict.services;
-  await services.db.transaction((trx) => recordEvents(trx, [{ repositoryId: repo.id, type: 'push', ref: 'refs/heads/main', senderId: null, payload: { event: 'push' } }]));
+  await services.db.transaction((trx) =>
+    recordEvents(trx, [{ repositoryId: repo.id, type: 'push', ref: 'refs/heads/main', senderId: null, payload: { event: 'push' } }]),
+  );
   notifyDeliveries(services);
-  const finished = await waitFor(async () => {
-    const rows = await services.db('deliveries').where('event', 'push').select('webhook_id', 'status', 'error', 'attempts');
-    return rows.length === 2 && rows.every((r: any) => r.status === 'failed') ? rows : null;
-  }, { what: 'both pushes to fail' });
+  const finished = await waitFor(
+    async () => {
+      const rows = await services.db('deliveries').where('event', 'push').select('webhook_id', 'status', 'error', 'attempts');
+      return rows.length === 2 && rows.every((r: any) => r.status === 'failed') ? rows : null;
+    },
+    { what: 'both pushes to fail' },
+  );
   for (const row of finished) t.match(row, { status: 'failed', error: 'blocked by host policy', attempts: 2 }, `hook ${row.webhook_id}`);
   t.same(new Set(finished.map((r: any) => Number(r.webhook_id))), new Set([byAddress.id, byName.id]));
   t.equal(rx.received.length, 2, 'the receiver saw nothing after the pings');
@@ -72,7 +77,11 @@ t.test('a host allowed by name still goes through the connector', async (t) => {
   const repo = await buildRepo(w, 'acme', 'app');
   const rx = await startReceiver(t);
   const port = new URL(rx.url).port;
-  t.equal((await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `http://127.0.0.1:${port}/` } })).status, 422, 'the address itself is not allowed');
+  t.equal(
+    (await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `http://127.0.0.1:${port}/` } })).status,
+    422,
+    'the address itself is not allowed',
+  );
   const hook = await buildWebhook(w, repo, rx, { url: `http://localhost:${port}/named` });
   await raise(w, repo, [{ type: 'push' }]);
   await waitFor(() => rx.received.length === 2, { what: 'ping and push through the named host' });

@@ -12,14 +12,20 @@ t.test('a host name that does not resolve is accepted; its attempts fail with "d
   const created = await w.api('POST', base, { body: { url: 'https://hooks.wharf-test.invalid/payload' } });
   t.equal(created.status, 201, 'created under the default policy');
   t.equal(created.body.url, 'https://hooks.wharf-test.invalid/payload');
-  const ping = await waitFor(async () => {
-    const { deliveries } = await allDeliveries(w, created.body.id);
-    return deliveries.length === 1 && deliveries[0].status === 'failed' ? deliveries[0] : null;
-  }, { what: 'the ping to fail for good' });
+  const ping = await waitFor(
+    async () => {
+      const { deliveries } = await allDeliveries(w, created.body.id);
+      return deliveries.length === 1 && deliveries[0].status === 'failed' ? deliveries[0] : null;
+    },
+    { what: 'the ping to fail for good' },
+  );
   t.match(ping, { event: 'ping', status: 'failed', error: 'dns error', attempts: 3, status_code: null });
   const detail = await w.api('GET', `/api/v1/webhooks/${created.body.id}/deliveries/${ping.id}`);
   t.equal(detail.body.attempts_log.length, 3, 'every attempt of the schedule was made');
-  t.ok(detail.body.attempts_log.every((a: any) => a.error === 'dns error'), 'each attempt shows the DNS failure');
+  t.ok(
+    detail.body.attempts_log.every((a: any) => a.error === 'dns error'),
+    'each attempt shows the DNS failure',
+  );
   const patched = await w.api('PATCH', `${base}/${created.body.id}`, { body: { url: 'http://other.wharf-test.invalid/' } });
   t.equal(patched.status, 200, 'PATCH accepts one too');
   const inside = await w.api('POST', base, { body: { url: 'http://localhost/' } });
@@ -55,10 +61,13 @@ t.test('URLs are stored normalized; control characters, spaces and backslashes a
   t.equal(again.status, 422, 'the same URL in another spelling is a duplicate');
   const patched = await w.api('PATCH', `${base}/${odd.body.id}`, { body: { url: `http://[::ffff:7f00:1]:${port}/p`, active: true } });
   t.equal(patched.body.url, `http://[::ffff:7f00:1]:${port}/p`, 'IPv6 stays as the parser writes it');
-  await waitFor(async () => {
-    await w.api('POST', `/api/v1/webhooks/${odd.body.id}/ping`);
-    return rx.received.length > 0;
-  }, { what: 'a ping to the normalized URL' });
+  await waitFor(
+    async () => {
+      await w.api('POST', `/api/v1/webhooks/${odd.body.id}/ping`);
+      return rx.received.length > 0;
+    },
+    { what: 'a ping to the normalized URL' },
+  );
   t.equal(rx.received[0].path, '/p');
 });
 

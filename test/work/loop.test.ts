@@ -47,7 +47,11 @@ function fakeLoop(t: TestLike, over: Partial<WorkLoopOptions<string>> = {}) {
   });
   t.teardown(() => loop.stop());
   return {
-    loop, queued, signals, claims, ran,
+    loop,
+    queued,
+    signals,
+    claims,
+    ran,
     /** Makes the next claims wait until the returned gate opens; resolves once one has started. */
     holdClaims() {
       const g = gate();

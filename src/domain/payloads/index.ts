@@ -45,7 +45,14 @@ type ProducedType = keyof typeof BUILDERS;
 type Subject<K extends ProducedType> = Parameters<(typeof BUILDERS)[K]>[2];
 
 /** An outbox event of a producer: `event`, `action`, `repository` and `sender`, plus what the type's builder adds. */
-export function producerEvent<K extends ProducedType>(config: Config, type: K, action: Actions[K], repo: Repository, sender: Sender, subject: Subject<K>): NewEvent {
+export function producerEvent<K extends ProducedType>(
+  config: Config,
+  type: K,
+  action: Actions[K],
+  repo: Repository,
+  sender: Sender,
+  subject: Subject<K>,
+): NewEvent {
   const build = BUILDERS[type] as (config: Config, repo: Repository, subject: Subject<K>) => Record<string, unknown>;
   return {
     repositoryId: repo.id,

@@ -21,8 +21,7 @@ export interface RequestBody {
 export const INFLATED_BODY_LIMIT = 10 * 1024 * 1024;
 
 /** Raised when one anonymous client address already has too many Git requests waiting. */
-export const tooManyAtOnce = () =>
-  rateLimited(5, 'Too many Git requests at once from this address');
+export const tooManyAtOnce = () => rateLimited(5, 'Too many Git requests at once from this address');
 
 /** One anonymous address's share: slots it holds or queues for, and its requests waiting behind them. */
 interface AddressShare {
@@ -101,8 +100,7 @@ const gunzip = promisify(zlib.gunzip);
 const plainTooLarge = () => new WharfError('payload_too_large', `Request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB)`);
 
 /** Raised while reading a request body that is over INFLATED_BODY_LIMIT. */
-const tooLarge = () =>
-  new WharfError('payload_too_large', `Compressed request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB inflated)`);
+const tooLarge = () => new WharfError('payload_too_large', `Compressed request body is over its limit (${INFLATED_BODY_LIMIT / 1024 / 1024} MiB inflated)`);
 
 /** Passes bytes on until `limit` have gone through, then fails with a 413. */
 function capped(limit: number): Transform {

@@ -52,7 +52,15 @@ function backendOptions(hooksDir: string): string[] {
  */
 export async function runHttpBackend(
   ctx: Context,
-  options: { hooksDir: string; env: Record<string, string>; log: Logger; onExit: () => Promise<void>; body?: Buffer; slots: BackendSlots; anonymousAddress?: string },
+  options: {
+    hooksDir: string;
+    env: Record<string, string>;
+    log: Logger;
+    onExit: () => Promise<void>;
+    body?: Buffer;
+    slots: BackendSlots;
+    anonymousAddress?: string;
+  },
 ): Promise<void> {
   const env = { ...options.env };
   const input = options.body ? undefined : requestBody(ctx, env);

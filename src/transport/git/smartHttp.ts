@@ -109,7 +109,12 @@ async function readShortBody(ctx: Context): Promise<Buffer | undefined> {
  */
 function answerProbe(ctx: Context): void {
   ctx.status = 200;
-  ctx.set({ 'Content-Type': 'application/x-git-receive-pack-result', Expires: 'Fri, 01 Jan 1980 00:00:00 GMT', Pragma: 'no-cache', 'Cache-Control': 'no-cache, max-age=0, must-revalidate' });
+  ctx.set({
+    'Content-Type': 'application/x-git-receive-pack-result',
+    Expires: 'Fri, 01 Jan 1980 00:00:00 GMT',
+    Pragma: 'no-cache',
+    'Cache-Control': 'no-cache, max-age=0, must-revalidate',
+  });
   ctx.body = '';
 }
 
@@ -125,7 +130,9 @@ async function landPush(services: Services, repo: Repository, senderId: number |
   if (!landed) return; // nothing landed: the hook never ran
   if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (isZero(u.before) || isZero(u.after)))) {
     // Before the record: the recorder's payloads name the default branch settled here.
-    await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo, landed.refsAfter).catch((err) => services.log.error({ err }, 'could not settle HEAD after a push'));
+    await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo, landed.refsAfter).catch((err) =>
+      services.log.error({ err }, 'could not settle HEAD after a push'),
+    );
   }
   for (let n = 1; ; n++) {
     try {

@@ -36,7 +36,14 @@ export interface BatchLinks {
  * another repository is still uploaded: linking it without the bytes would let anyone who
  * knows an oid read it out of a repository they cannot see.
  */
-export async function answerBatch(db: Db, lfsDir: string, repositoryId: number, operation: 'download' | 'upload', objects: { oid: string; size: number }[], links: BatchLinks) {
+export async function answerBatch(
+  db: Db,
+  lfsDir: string,
+  repositoryId: number,
+  operation: 'download' | 'upload',
+  objects: { oid: string; size: number }[],
+  links: BatchLinks,
+) {
   const answers = [];
   for (const { oid, size } of objects) {
     if (!OID_PATTERN.test(oid)) {

@@ -60,7 +60,8 @@ async function upload(services: Services, ctx: Context, repo: Repository, oid: s
     await writeObject(config.lfsDir, oid, Number(length), idleLimited(ctx));
   } catch (err) {
     if (err instanceof WharfError) throw err;
-    if (err instanceof LfsIntegrityError) throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
+    if (err instanceof LfsIntegrityError)
+      throw validationFailed([{ path: '/', message: err.message }], 'The content does not match its oid and size; nothing was stored');
     if (ctx.req.destroyed || ctx.req.readableAborted) throw badRequest('The upload was interrupted; nothing was stored');
     throw err;
   }

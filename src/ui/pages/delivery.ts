@@ -67,12 +67,14 @@ export function deliveryItem(ctx: Context, d: Delivery, redeliverAction: string)
   const retrying = d.status === 'pending' && result !== 'Pending' ? html`<span class="badge">retrying</span>` : '';
   const attempts = d.attempts_log?.length
     ? html`<h4>Attempts</h4><ol class="attempts">${d.attempts_log.map(
-        (a) => html`<li>${timeTag(a.timestamp ?? a.time ?? null)} — ${a.status_code ?? a.error ?? '?'}${a.duration_ms != null ? html` <span class="muted">in ${a.duration_ms} ms</span>` : ''}</li>`,
+        (a) =>
+          html`<li>${timeTag(a.timestamp ?? a.time ?? null)} — ${a.status_code ?? a.error ?? '?'}${a.duration_ms != null ? html` <span class="muted">in ${a.duration_ms} ms</span>` : ''}</li>`,
       )}</ol>`
     : '';
-  const response = d.response && d.response.status != null
-    ? html`<h4>Response ${d.response.status ?? ''}</h4>${headersTable(d.response.headers)}${pre(bodyText(d.response.body))}`
-    : html`<h4>Response</h4><p class="muted">${d.error ? `No response: ${d.error}` : 'No response yet.'}</p>`;
+  const response =
+    d.response && d.response.status != null
+      ? html`<h4>Response ${d.response.status ?? ''}</h4>${headersTable(d.response.headers)}${pre(bodyText(d.response.body))}`
+      : html`<h4>Response</h4><p class="muted">${d.error ? `No response: ${d.error}` : 'No response yet.'}</p>`;
   const redeliver =
     d.status === 'pending'
       ? html`<p class="muted">Pending${d.next_attempt_at ? html` — next attempt ${timeTag(d.next_attempt_at)}` : ''}.</p>`

@@ -71,7 +71,12 @@ export function importRequest(values: ImportValues): { body?: Record<string, str
       body.auth_password = values.token;
     }
   }
-  const derived = (values.source === 'git' ? values.url : values.path).replace(/\/+$/, '').split(/[/:]/).pop()?.replace(/\.git$/, '') ?? '';
+  const derived =
+    (values.source === 'git' ? values.url : values.path)
+      .replace(/\/+$/, '')
+      .split(/[/:]/)
+      .pop()
+      ?.replace(/\.git$/, '') ?? '';
   body.name = values.name || derived;
   if (values.lfsUrl) body.lfs_url = values.lfsUrl;
   if (!body.name) errors.name = ['Enter a name for the new repository.'];
@@ -92,7 +97,9 @@ export function importForm(ctx: Context, values: ImportValues, orgs: string[], e
   const radio = (name: string, value: string, current: string, label: string) =>
     html`<label class="choice"><input type="radio" name="${name}" value="${value}" ${value === current ? html`checked` : ''}> ${label}</label>`;
   const general = errors._ ? html`<div class="flash error" role="alert"><ul>${errors._.map((e) => html`<li>${e}</li>`)}</ul></div>` : '';
-  const orgOptions = (orgs.includes(values.org) || !values.org ? orgs : [values.org, ...orgs]).map((o) => html`<option ${o === values.org ? html`selected` : ''}>${o}</option>`);
+  const orgOptions = (orgs.includes(values.org) || !values.org ? orgs : [values.org, ...orgs]).map(
+    (o) => html`<option ${o === values.org ? html`selected` : ''}>${o}</option>`,
+  );
   return html`<form method="post" action="/-/import" class="stack import-form" autocomplete="off">
   ${csrfField(ctx)}${general}
   <fieldset class="sources"><legend>Source</legend>

@@ -55,7 +55,14 @@ export type FieldErrors = Record<string, string[]>;
 /** Sorts SPEC §4 details under the form fields they name. */
 export function fieldErrors(details: { path: string; message: string }[], fallback: string): FieldErrors {
   const errors: FieldErrors = {};
-  const fields: Record<string, string> = { url: 'url', secret: 'secret', events: 'events', active: 'active', branch_filter: 'branch_filter', content_type: 'content_type' };
+  const fields: Record<string, string> = {
+    url: 'url',
+    secret: 'secret',
+    events: 'events',
+    active: 'active',
+    branch_filter: 'branch_filter',
+    content_type: 'content_type',
+  };
   for (const d of details) {
     const key = fields[d.path.split('/')[1] ?? ''] ?? '_';
     (errors[key] ??= []).push(key === '_' && d.path !== '/' ? `${d.path} ${d.message}` : d.message);
@@ -95,7 +102,8 @@ export function webhookForm(ctx: Context, action: string, values: HookValues, er
     <label class="choice"><input type="radio" name="mode" value="all" ${checked(values.mode === 'all')}> Send me everything</label>
     <label class="choice"><input type="radio" name="mode" value="select" id="mode-select" ${checked(values.mode === 'select')}> Let me select individual events</label>
     <div class="event-boxes">${EVENT_TYPES.map(
-      ([type, label]) => html`<label class="choice"><input type="checkbox" name="events" value="${type}" ${checked(values.events.includes(type))}> ${label} <code>${type}</code></label>`,
+      ([type, label]) =>
+        html`<label class="choice"><input type="checkbox" name="events" value="${type}" ${checked(values.events.includes(type))}> ${label} <code>${type}</code></label>`,
     )}</div>
     ${fieldError(errors, 'events')}
   </fieldset>

@@ -45,7 +45,8 @@ async function deliveryView(db: Db, d: DeliveryRow): Promise<Delivery> {
 /** The id a page cursor stands for (the same cursors the delivery history API gives), or a 422 page. */
 function cursorId(cursor: string): number {
   const m = /^d(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-  if (!m || Buffer.from(`d${m[1]}`).toString('base64url') !== cursor) throw new PageError(422, 'Not accepted', 'Validation failed', [{ path: '/cursor', message: 'is not a cursor this API gave' }]);
+  if (!m || Buffer.from(`d${m[1]}`).toString('base64url') !== cursor)
+    throw new PageError(422, 'Not accepted', 'Validation failed', [{ path: '/cursor', message: 'is not a cursor this API gave' }]);
   return Number(m[1]);
 }
 
@@ -58,7 +59,8 @@ export function deliveryRoutes(router: Router, services: Services) {
     const { repo, pageBase, crumbs } = await hookContext(ctx, services);
     const hook = await hookOf(services, repo, ctx.params.id);
     const id = hook.id;
-    const status = typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
+    const status =
+      typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
     const before = typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200 ? cursorId(ctx.query.cursor) : undefined;
     const [counts, found] = await Promise.all([countDeliveries(db, id), listDeliveries(db, id, { status, limit: PAGE_SIZE, before })]);
     const page = { ...counts, next_cursor: found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url') };
@@ -70,12 +72,18 @@ export function deliveryRoutes(router: Router, services: Services) {
     const list = full.length
       ? html`<ul class="deliveries">${full.map((d) => deliveryItem(ctx, d, `${here}/deliveries/${d.id}/redeliver`))}</ul>`
       : html`<p class="empty">No deliveries${status ? ' with this result' : ''} yet.</p>`;
-    const older = page.next_cursor ? html`<p><a class="button" href="${here}?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor }).toString()}">Older deliveries</a></p>` : '';
+    const older = page.next_cursor
+      ? html`<p><a class="button" href="${here}?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor }).toString()}">Older deliveries</a></p>`
+      : '';
     const pending = full.some((d) => d.status === 'pending');
     renderPage(
       ctx,
       // While something is pending the page reloads itself: with a script (which waits while a delivery is unfolded), or by refresh without one.
-      { title: `Webhook ${hook.url}`, crumbs: [...crumbs, { label: `#${hook.id}` }], head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined },
+      {
+        title: `Webhook ${hook.url}`,
+        crumbs: [...crumbs, { label: `#${hook.id}` }],
+        head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
+      },
       html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
       <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}</p>
       <div class="actions">
@@ -104,7 +112,8 @@ export function deliveryRoutes(router: Router, services: Services) {
     if (!/^[1-9]\d{0,15}$/.test(did)) throw new PageError(404, 'Not found', 'No such delivery.');
     const original = await findDelivery(db, id, Number(did));
     if (!original) throw new PageError(404, 'Not found', 'Delivery not found');
-    if ((await redeliver(db, original)) === 'pending') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
+    if ((await redeliver(db, original)) === 'pending')
+      return redirectWithFlash(ctx, `${pageBase}/${id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
     notifyDeliveries(services);
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Redelivery queued.');
   });

@@ -99,9 +99,21 @@ async function orgNames(services: Services, user: User): Promise<string[]> {
 }
 
 /** Starts an import as the API does (an owner of the target organization; the request's own checks), or the form's errors. */
-async function startImport(services: Services, user: User, values: ImportValues, body: Record<string, string>): Promise<{ job?: JobRow; errors?: FieldErrors }> {
+async function startImport(
+  services: Services,
+  user: User,
+  values: ImportValues,
+  body: Record<string, string>,
+): Promise<{ job?: JobRow; errors?: FieldErrors }> {
   const tooLong = Object.entries(LIMITS).filter(([field, max]) => (body[field] ?? '').length > max);
-  if (tooLong.length) return { errors: importErrors(tooLong.map(([field, max]) => ({ path: `/${field}`, message: `must NOT have more than ${max} characters` })), values, 'Validation failed') };
+  if (tooLong.length)
+    return {
+      errors: importErrors(
+        tooLong.map(([field, max]) => ({ path: `/${field}`, message: `must NOT have more than ${max} characters` })),
+        values,
+        'Validation failed',
+      ),
+    };
   const owned = await ownedOrg(services.db, body.target_org, user);
   if (owned.refused === 'not_found') return { errors: { org: ['Organization not found'] } };
   if (owned.refused) return { errors: { _: ['Only organization owners may import repositories'] } };
@@ -138,7 +150,8 @@ function progressView(job: ImportJob) {
     return html`<p class="result ok">Import finished</p><p><a class="button primary" href="/${r.full_name}">Open ${r.full_name}</a></p>
     <p class="muted">${plural(r.branches, 'branch', 'branches')} · ${plural(r.tags, 'tag')} · ${plural(r.lfs_objects, 'LFS object')} · default branch <span class="ref">${r.default_branch}</span></p>${missingList}`;
   }
-  if (job.status === 'failed') return html`<p class="result bad">Import failed</p><p class="flash error" role="alert">${job.error ?? 'The import failed.'}</p><p><a class="button" href="/-/import">Start again</a></p>`;
+  if (job.status === 'failed')
+    return html`<p class="result bad">Import failed</p><p class="flash error" role="alert">${job.error ?? 'The import failed.'}</p><p><a class="button" href="/-/import">Start again</a></p>`;
   if (job.status === 'canceled') return html`<p class="result wait">Import canceled</p><p><a class="button" href="/-/import">Start again</a></p>`;
   return html`<p><span class="result wait" data-field="status">${runningLabel(job)}</span></p>
   <progress max="100" value="${percent}" data-field="percent">${percent}%</progress>${numbers}`;
@@ -169,7 +182,11 @@ export function importRoutes(router: Router, services: Services) {
     renderPage(
       ctx,
       // Without a script the page refreshes itself; with one, wharf.js polls the status feed and reloads at the end.
-      { title: `Import of ${job.target_org}/${job.name}`, crumbs: [{ label: 'Import', href: '/-/import' }, { label: `${job.target_org}/${job.name}` }], head: running ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>` : undefined },
+      {
+        title: `Import of ${job.target_org}/${job.name}`,
+        crumbs: [{ label: 'Import', href: '/-/import' }, { label: `${job.target_org}/${job.name}` }],
+        head: running ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>` : undefined,
+      },
       html`<section class="card narrow" ${running ? html`data-poll="/-/import/${job.id}/status"` : ''}>
       <h1>${running ? 'Importing into' : 'Import into'} ${job.target_org}/${job.name}</h1>
       <p class="muted">From <code>${job.source_url}</code> · ${job.visibility} · started ${timeTag(job.created_at)}${job.finished_at ? html` · ended ${timeTag(job.finished_at)}` : ''}</p>
@@ -189,7 +206,8 @@ export function importRoutes(router: Router, services: Services) {
     const job = await jobOf(services, requireUser(ctx), ctx.params.id);
     const id = job.id;
     // It ended while the page was open: show how.
-    if (!(await cancelImportJob(services.db, services.config, job))) return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
+    if (!(await cancelImportJob(services.db, services.config, job)))
+      return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
     services.signals.emit('import-cancel', id);
     redirectWithFlash(ctx, `/-/import/${id}`, 'Import canceled.');
   });

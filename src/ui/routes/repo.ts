@@ -44,10 +44,17 @@ async function issuesSection(ctx: Context, services: Services, repo: SeenRepo): 
 export function repoRoutes(router: Router, services: Services) {
   router.get('/:org/:repo', async (ctx) => {
     // A clone URL pasted into the browser shows the repository, as on other forges.
-    if (ctx.params.repo.endsWith('.git') && ctx.params.repo.length > 4) return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
+    if (ctx.params.repo.endsWith('.git') && ctx.params.repo.length > 4)
+      return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
     const dir = repoDir(services.config.reposDir, repo.org, repo.name);
-    const [refs, owner, issues, failing, parked] = await Promise.all([readRefs(dir), repo.access.admin, issuesSection(ctx, services, repo), failingPushRecords(services.db, repo.id), parkedPushRecords(services.db, repo.id)]);
+    const [refs, owner, issues, failing, parked] = await Promise.all([
+      readRefs(dir),
+      repo.access.admin,
+      issuesSection(ctx, services, repo),
+      failingPushRecords(services.db, repo.id),
+      parkedPushRecords(services.db, repo.id),
+    ]);
     // A push whose events keep failing to be recorded is said here: its webhooks are not told yet.
     const pushNote = failing
       ? html`<p class="flash error" role="status">The webhook events of ${plural(failing.count, 'push', 'pushes')} have not been recorded yet (${plural(failing.attempts, 'failed attempt')}); the next try is ${timeTag(new Date(failing.nextTryAt).toISOString())}.</p>`
@@ -60,7 +67,8 @@ export function repoRoutes(router: Router, services: Services) {
     const commits = branch ? await recentCommits(dir, branch.name) : [];
     const history = branch
       ? html`<section class="card"><h2>Recent commits on <span class="ref">${branch.name}</span></h2><ul class="list commits">${commits.map(
-          (c) => html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> ${c.subject}</span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
+          (c) =>
+            html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> ${c.subject}</span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
         )}</ul></section>`
       : html`<section class="card"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre></section>`;
     renderPage(

@@ -29,7 +29,10 @@ export interface Hook {
 
 /** The views of webhooks, each with its latest delivery. */
 export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
-  const last = await lastDeliveries(db, hooks.map((h) => h.id));
+  const last = await lastDeliveries(
+    db,
+    hooks.map((h) => h.id),
+  );
   return hooks.map((h) => {
     const d = last.get(h.id);
     return {
@@ -38,7 +41,9 @@ export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
       events: h.events,
       active: h.active,
       branch_filter: h.branch_filter,
-      last_delivery: d ? { result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null, status_code: d.status_code, timestamp: d.last_attempt_at } : null,
+      last_delivery: d
+        ? { result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null, status_code: d.status_code, timestamp: d.last_attempt_at }
+        : null,
     };
   });
 }
@@ -48,7 +53,11 @@ export async function hookContext(ctx: Context, services: Services) {
   const user = requireUser(ctx);
   const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo, 'admin');
   const pageBase = `/${repo.org}/${repo.name}/settings/hooks`;
-  const crumbs: Crumb[] = [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name, href: `/${repo.org}/${repo.name}` }, { label: 'Webhooks', href: pageBase }];
+  const crumbs: Crumb[] = [
+    { label: repo.org, href: `/${repo.org}` },
+    { label: repo.name, href: `/${repo.org}/${repo.name}` },
+    { label: 'Webhooks', href: pageBase },
+  ];
   return { user, repo, pageBase, crumbs };
 }
 
@@ -101,7 +110,9 @@ async function listPage(ctx: Context, services: Services) {
   const { repo, pageBase, crumbs } = await hookContext(ctx, services);
   const hooks = await hookViews(db, await listWebhooks(db, repo.id));
   const rows = hooks.map(
-    (h) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
+    (
+      h,
+    ) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
     <td>${eventsLabel(h.events)}</td><td>${h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
     <td class="row-actions"><a href="${pageBase}/${h.id}/edit">Edit</a> <a href="${pageBase}/${h.id}/delete" class="danger">Delete</a></td></tr>`,
   );
@@ -119,7 +130,11 @@ async function listPage(ctx: Context, services: Services) {
 function formPage(ctx: Context, repo: RepoRecord, crumbs: Crumb[], action: string, values: HookValues, errors: FieldErrors, editing: boolean) {
   renderPage(
     ctx,
-    { title: `${editing ? 'Edit' : 'Add'} webhook · ${repo.full_name}`, crumbs: [...crumbs, { label: editing ? 'Edit' : 'Add' }], status: Object.keys(errors).length ? 422 : 200 },
+    {
+      title: `${editing ? 'Edit' : 'Add'} webhook · ${repo.full_name}`,
+      crumbs: [...crumbs, { label: editing ? 'Edit' : 'Add' }],
+      status: Object.keys(errors).length ? 422 : 200,
+    },
     html`${repoHeader(repo, true, 'settings')}<section class="card narrow"><h2>${editing ? 'Edit webhook' : 'Add webhook'}</h2>${webhookForm(ctx, action, values, errors, editing)}</section>`,
   );
 }

@@ -19,16 +19,31 @@ const UUID = { type: 'string', format: 'uuid' } as const;
  * of a webhook (when it has some) come after these and can never replace them.
  */
 export const DELIVERY_HEADERS: readonly DeliveryHeader[] = [
-  { name: 'Content-Type', always: true, description: 'Always `application/json`: the body is one JSON object.', schema: { type: 'string', enum: ['application/json'] } },
+  {
+    name: 'Content-Type',
+    always: true,
+    description: 'Always `application/json`: the body is one JSON object.',
+    schema: { type: 'string', enum: ['application/json'] },
+  },
   { name: 'User-Agent', always: true, description: '`Wharf-Hookshot/<version>`.', schema: { type: 'string', pattern: '^Wharf-Hookshot/\\d+\\.\\d+\\.\\d+' } },
-  { name: 'X-Service-Event', always: true, description: 'The event type; the same as the body\'s `event`.', schema: { type: 'string', enum: [...EVENT_TYPES, 'ping'] } },
+  {
+    name: 'X-Service-Event',
+    always: true,
+    description: "The event type; the same as the body's `event`.",
+    schema: { type: 'string', enum: [...EVENT_TYPES, 'ping'] },
+  },
   {
     name: 'X-Service-Delivery',
     always: true,
     description: 'One UUID per event and webhook, the same on every attempt and every redelivery: deduplicate on it.',
     schema: UUID,
   },
-  { name: 'X-Service-Delivery-Attempt', always: true, description: 'Which attempt this is, from 1 (4 at most per delivery; a redelivery starts again at 1).', schema: { type: 'string', pattern: '^[1-9][0-9]*$' } },
+  {
+    name: 'X-Service-Delivery-Attempt',
+    always: true,
+    description: 'Which attempt this is, from 1 (4 at most per delivery; a redelivery starts again at 1).',
+    schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+  },
   { name: 'X-Service-Hook-ID', always: true, description: 'The id of the webhook this delivery is for.', schema: { type: 'string', pattern: '^[1-9][0-9]*$' } },
   {
     name: 'X-Service-Signature',
@@ -45,7 +60,8 @@ export const DELIVERY_HEADERS: readonly DeliveryHeader[] = [
   {
     name: 'webhook-timestamp',
     always: false,
-    description: 'Standard Webhooks (only for a `whsec_` secret): when this attempt was signed, in Unix seconds; new on every attempt, so receivers can refuse replays.',
+    description:
+      'Standard Webhooks (only for a `whsec_` secret): when this attempt was signed, in Unix seconds; new on every attempt, so receivers can refuse replays.',
     schema: { type: 'string', pattern: '^[0-9]+$' },
   },
   {

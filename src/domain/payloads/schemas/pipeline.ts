@@ -10,7 +10,7 @@ export const PIPELINE_STATUSES = ['queued', 'running', 'success', 'failed', 'can
 /** The `pipeline` payload: a pipeline with its new status and the one before. */
 export const pipelinePayloadSchema = {
   title: 'pipeline',
-  description: "A pipeline was reported or its status changed.",
+  description: 'A pipeline was reported or its status changed.',
   type: 'object',
   additionalProperties: false,
   required: ['event', 'action', 'pipeline', 'repository', 'sender'],
