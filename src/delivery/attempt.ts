@@ -12,6 +12,31 @@ import { createIsolationGate } from './isolation.ts';
 /** The error a parked delivery ends with: why, and what to do. */
 export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PARK_AFTER} times during its attempt; it will not be sent again by itself — redeliver it to try again`;
 
+/** The result that parks `c`: its attempt failed with PARKED_ERROR, the delivery failed for good. */
+function parked(log: Logger, c: Claimed): AttemptResult {
+  const now = Date.now();
+  log.error(
+    { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempt, interruptions: c.interruptions },
+    'delivery parked: its node stopped during its attempt %d times',
+    c.interruptions,
+  );
+  return {
+    deliveryId: c.id,
+    attempt: c.attempt,
+    claims: c.claims,
+    status: 'failed',
+    nextAttemptAt: null,
+    startedAt: now,
+    endedAt: now,
+    durationMs: 0,
+    statusCode: null,
+    error: PARKED_ERROR,
+    requestHeaders: {},
+    responseHeaders: null,
+    responseBody: null,
+  };
+}
+
 /**
  * Makes the attempt of a claimed delivery and returns its result, ready to be written:
  * signs and sends it, decides the next step, counts it for /metrics and logs one line.
@@ -35,33 +60,8 @@ export function attemptMaker(o: {
   const attemptLog = o.log.child({}, { redact: { paths: [] } });
   const gate = createIsolationGate();
 
-  /** The result that parks `c`: its attempt failed with PARKED_ERROR, the delivery failed for good. */
-  function parked(c: Claimed): AttemptResult {
-    const now = Date.now();
-    o.log.error(
-      { delivery_id: c.id, guid: c.guid, webhook_id: c.hookId, event: c.event, attempt: c.attempt, interruptions: c.interruptions },
-      'delivery parked: its node stopped during its attempt %d times',
-      c.interruptions,
-    );
-    return {
-      deliveryId: c.id,
-      attempt: c.attempt,
-      claims: c.claims,
-      status: 'failed',
-      nextAttemptAt: null,
-      startedAt: now,
-      endedAt: now,
-      durationMs: 0,
-      statusCode: null,
-      error: PARKED_ERROR,
-      requestHeaders: {},
-      responseHeaders: null,
-      responseBody: null,
-    };
-  }
-
   return async function attempt(c: Claimed): Promise<AttemptResult> {
-    if (c.interruptions >= PARK_AFTER) return parked(c);
+    if (c.interruptions >= PARK_AFTER) return parked(o.log, c);
     const suspect = c.claims > 1;
     const sent = await gate(suspect, async () => {
       if (suspect && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');

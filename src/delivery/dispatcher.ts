@@ -56,7 +56,6 @@ export function createDispatcher(services: Services): Worker {
     log,
     markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, sqlite),
   });
-  let closeSources: (() => Promise<void>) | undefined;
 
   const writer = createResultWriter<AttemptResult>({
     write: (batch) => recordResults(db, owner, batch, sqlite),
@@ -94,11 +93,46 @@ export function createDispatcher(services: Services): Worker {
 
   const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: config.deliveryRetentionMs, everyMs: PRUNE_EVERY_MS, log });
 
+  return dispatcherLifecycle({
+    services,
+    postgres,
+    claims,
+    timer,
+    pruner,
+    queue,
+    writer,
+    agent,
+    sqliteThread,
+    announce,
+    wantClaims: () => claims.moreDue && freeSlots() >= tuning.claimBatchMin,
+  });
+}
+
+/** The parts of a dispatcher its start and stop drive. */
+interface DispatcherParts {
+  services: Services;
+  postgres: boolean;
+  claims: ReturnType<typeof createClaimLoop<Claimed>>;
+  timer: ReturnType<typeof createDueTimer>;
+  pruner: ReturnType<typeof createPruner>;
+  queue: PQueue;
+  writer: ReturnType<typeof createResultWriter<AttemptResult>>;
+  agent: ReturnType<typeof deliveryAgent>;
+  sqliteThread: SqliteThread | null;
+  announce: () => void;
+  /** True when more is due and enough places are free for a claim batch. */
+  wantClaims: () => boolean;
+}
+
+/** Starts a dispatcher's parts (wake-ups, pruner, the first claim) and stops them in order, draining what is in flight. */
+function dispatcherLifecycle(p: DispatcherParts): Worker {
+  const { services, claims, timer, pruner, queue, writer } = p;
+  const { config, log } = services;
+  let closeSources: (() => Promise<void>) | undefined;
   const onLocalWork = () => {
     claims.wake();
-    announce();
+    p.announce();
   };
-
   return {
     async start() {
       // A commit in this process wakes the loop and tells the others; NOTIFY from the others
@@ -107,9 +141,9 @@ export function createDispatcher(services: Services): Worker {
       // The last place freed: nothing in flight to trigger the next claim, so look now.
       queue.on('idle', () => (claims.moreDue ? claims.wake() : timer.want()));
       queue.on('next', () => {
-        if (claims.moreDue && freeSlots() >= tuning.claimBatchMin) claims.wake();
+        if (p.wantClaims()) claims.wake();
       });
-      if (postgres) closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wake());
+      if (p.postgres) closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wake());
       pruner.start();
       // Resumes everything that fell due while no process was running.
       claims.wake();
@@ -123,8 +157,8 @@ export function createDispatcher(services: Services): Worker {
       await claims.stop();
       await queue.onIdle();
       await writer.drain();
-      await agent.close();
-      await sqliteThread?.close();
+      await p.agent.close();
+      await p.sqliteThread?.close();
     },
   };
 }

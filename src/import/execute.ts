@@ -57,34 +57,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     return;
   }
   const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
-  let lastWrite = 0;
-  let writes: Promise<unknown> = Promise.resolve();
-  let pending: Record<string, unknown> = {};
-  // Progress writes go one after another, so a late one never lands after the next phase's;
-  // fields skipped by the throttle ride along with the next write rather than being lost.
-  const write = (fields: Record<string, unknown>, force = false): Promise<unknown> => {
-    pending = { ...pending, ...fields };
-    if (!force && Date.now() - lastWrite < 500) return writes;
-    lastWrite = Date.now();
-    const next = pending;
-    pending = {};
-    writes = writes.then(() => renewLease(db, job.id, owner, options.leaseMs, next)).catch(() => {});
-    return writes;
-  };
-  // One overall percent that never goes back, across phases, fetches and attempts.
-  let high = job.percent;
-  const overall = (phase: string, within: number | null) => {
-    const figure = overallPercent(phase, within);
-    if (figure !== null && (high === null || figure > high)) high = figure;
-    return high;
-  };
-  const progress = (p: Progress) =>
-    void write({
-      phase: p.phase,
-      percent: overall(p.phase, p.percent),
-      ...(p.objects_received !== null ? { objects_received: p.objects_received } : {}),
-      ...(p.bytes_received !== null ? { bytes_received: p.bytes_received } : {}),
-    });
+  const { write, progress, overall, high } = progressWriter(services, job, owner, options.leaseMs);
   try {
     if (job.attempts > options.maxAttempts) throw new Error(`gave up after ${options.maxAttempts} attempts`);
     const source = parseSourceUrl(job.source_url);
@@ -93,7 +66,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     let defaultBranch = await fs.readFile(path.join(tmp, CLONED), 'utf8').catch(() => '');
     if (!defaultBranch) {
       const strategy = job.strategy === 'incremental' || (job.bytes_received ?? 0) >= options.incrementalAboveBytes ? 'incremental' : 'full';
-      await write({ status: 'cloning', phase: 'connecting', percent: high, strategy }, true);
+      await write({ status: 'cloning', phase: 'connecting', percent: high(), strategy }, true);
       if (strategy === 'full') await fs.rm(tmp, { recursive: true, force: true }); // a full copy never resumes
       const copied = await copyRepository({
         dir: tmp,
@@ -143,6 +116,42 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
   } catch (err) {
     await settleFailure(services, job, owner, options, signal, tmp, credentials, err);
   }
+}
+
+/**
+ * A job's progress writes: one after another under its lease, so a late one never lands
+ * after the next phase's, at most one each 500 ms unless forced (fields a skipped write
+ * held ride along with the next); and one overall percent that never goes back, across
+ * phases, fetches and attempts.
+ */
+function progressWriter(services: Services, job: ImportJob, owner: string, leaseMs: number) {
+  const { db } = services;
+  let lastWrite = 0;
+  let writes: Promise<unknown> = Promise.resolve();
+  let pending: Record<string, unknown> = {};
+  const write = (fields: Record<string, unknown>, force = false): Promise<unknown> => {
+    pending = { ...pending, ...fields };
+    if (!force && Date.now() - lastWrite < 500) return writes;
+    lastWrite = Date.now();
+    const next = pending;
+    pending = {};
+    writes = writes.then(() => renewLease(db, job.id, owner, leaseMs, next)).catch(() => {});
+    return writes;
+  };
+  let high = job.percent;
+  const overall = (phase: string, within: number | null) => {
+    const figure = overallPercent(phase, within);
+    if (figure !== null && (high === null || figure > high)) high = figure;
+    return high;
+  };
+  const progress = (p: Progress) =>
+    void write({
+      phase: p.phase,
+      percent: overall(p.phase, p.percent),
+      ...(p.objects_received !== null ? { objects_received: p.objects_received } : {}),
+      ...(p.bytes_received !== null ? { bytes_received: p.bytes_received } : {}),
+    });
+  return { write, progress, overall, high: () => high };
 }
 
 async function settleFailure(

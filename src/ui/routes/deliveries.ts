@@ -1,3 +1,4 @@
+import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
@@ -50,51 +51,55 @@ function cursorId(cursor: string): number {
   return Number(m[1]);
 }
 
+/** A webhook's page: its counts and recent deliveries (filtered by result, paged), each unfolding to request, response and attempts. */
+async function webhookPage(ctx: Context, services: Services) {
+  const { db } = services;
+  const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+  const hook = await hookOf(services, repo, ctx.params.id);
+  const id = hook.id;
+  const status =
+    typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
+  const before = typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200 ? cursorId(ctx.query.cursor) : undefined;
+  const [counts, found] = await Promise.all([countDeliveries(db, id), listDeliveries(db, id, { status, limit: PAGE_SIZE, before })]);
+  const page = { ...counts, next_cursor: found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url') };
+  // Each entry unfolds to its request, response and attempts.
+  const full = await Promise.all(found.deliveries.map((d) => deliveryView(db, d)));
+  const here = `${pageBase}/${id}`;
+  const filter = (label: string, value?: string) =>
+    html`<a href="${value ? `${here}?status=${value}` : here}" ${status === value ? html`aria-current="page"` : ''}>${label}</a>`;
+  const list = full.length
+    ? html`<ul class="deliveries">${full.map((d) => deliveryItem(ctx, d, `${here}/deliveries/${d.id}/redeliver`))}</ul>`
+    : html`<p class="empty">No deliveries${status ? ' with this result' : ''} yet.</p>`;
+  const older = page.next_cursor
+    ? html`<p><a class="button" href="${here}?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor }).toString()}">Older deliveries</a></p>`
+    : '';
+  const pending = full.some((d) => d.status === 'pending');
+  renderPage(
+    ctx,
+    // While something is pending the page reloads itself: with a script (which waits while a delivery is unfolded), or by refresh without one.
+    {
+      title: `Webhook ${hook.url}`,
+      crumbs: [...crumbs, { label: `#${hook.id}` }],
+      head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
+    },
+    html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
+    <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}</p>
+    <div class="actions">
+      <form method="post" action="${here}/ping" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Ping</button></form>
+      <a class="button" href="${here}/edit">Edit</a><a class="button danger" href="${here}/delete">Delete</a>
+    </div>
+    <dl class="counts"><div><dt>Total</dt><dd>${page.total}</dd></div><div class="ok"><dt>Successful</dt><dd>${page.successful}</dd></div><div class="bad"><dt>Failed</dt><dd>${page.failed}</dd></div>${page.pending ? html`<div class="wait"><dt>Pending</dt><dd>${page.pending}</dd></div>` : ''}</dl>
+    <section class="card"><div class="heading"><h2>Recent deliveries</h2><nav class="filters">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}</nav></div>
+    ${list}${older}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this page refreshes until they finish.</p>` : ''}</section>`,
+  );
+}
+
 /** A webhook's page (counts, recent deliveries unfolding to request and response), Ping and Redeliver. */
 export function deliveryRoutes(router: Router, services: Services) {
   const { db, config } = services;
   const base = '/:org/:repo/settings/hooks/:id';
 
-  router.get(base, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-    const hook = await hookOf(services, repo, ctx.params.id);
-    const id = hook.id;
-    const status =
-      typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
-    const before = typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200 ? cursorId(ctx.query.cursor) : undefined;
-    const [counts, found] = await Promise.all([countDeliveries(db, id), listDeliveries(db, id, { status, limit: PAGE_SIZE, before })]);
-    const page = { ...counts, next_cursor: found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url') };
-    // Each entry unfolds to its request, response and attempts.
-    const full = await Promise.all(found.deliveries.map((d) => deliveryView(db, d)));
-    const here = `${pageBase}/${id}`;
-    const filter = (label: string, value?: string) =>
-      html`<a href="${value ? `${here}?status=${value}` : here}" ${status === value ? html`aria-current="page"` : ''}>${label}</a>`;
-    const list = full.length
-      ? html`<ul class="deliveries">${full.map((d) => deliveryItem(ctx, d, `${here}/deliveries/${d.id}/redeliver`))}</ul>`
-      : html`<p class="empty">No deliveries${status ? ' with this result' : ''} yet.</p>`;
-    const older = page.next_cursor
-      ? html`<p><a class="button" href="${here}?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor }).toString()}">Older deliveries</a></p>`
-      : '';
-    const pending = full.some((d) => d.status === 'pending');
-    renderPage(
-      ctx,
-      // While something is pending the page reloads itself: with a script (which waits while a delivery is unfolded), or by refresh without one.
-      {
-        title: `Webhook ${hook.url}`,
-        crumbs: [...crumbs, { label: `#${hook.id}` }],
-        head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
-      },
-      html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
-      <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}</p>
-      <div class="actions">
-        <form method="post" action="${here}/ping" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Ping</button></form>
-        <a class="button" href="${here}/edit">Edit</a><a class="button danger" href="${here}/delete">Delete</a>
-      </div>
-      <dl class="counts"><div><dt>Total</dt><dd>${page.total}</dd></div><div class="ok"><dt>Successful</dt><dd>${page.successful}</dd></div><div class="bad"><dt>Failed</dt><dd>${page.failed}</dd></div>${page.pending ? html`<div class="wait"><dt>Pending</dt><dd>${page.pending}</dd></div>` : ''}</dl>
-      <section class="card"><div class="heading"><h2>Recent deliveries</h2><nav class="filters">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}</nav></div>
-      ${list}${older}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this page refreshes until they finish.</p>` : ''}</section>`,
-    );
-  });
+  router.get(base, (ctx) => webhookPage(ctx, services));
 
   router.post(`${base}/ping`, async (ctx) => {
     const { user, repo, pageBase } = await hookContext(ctx, services);
