@@ -43,10 +43,10 @@ function parked(log: Logger, c: Claimed): AttemptResult {
  * A delivery whose node died PARK_AFTER times during its attempts is parked instead:
  * not sent, its attempt recorded as failed with PARKED_ERROR, nothing scheduled (so no
  * delivery can crash nodes in a loop). A delivery interrupted before has its attempt
- * marked started (`markInFlight`) before it is sent, and is not sent when its claim
- * was taken over meanwhile; it is sent with no other attempt of this process in flight
- * (isolation.ts), so the deliveries that were in flight beside a culprit are not parked
- * with it.
+ * marked started (`markInFlight`, which also renews its lease) before it is sent, and
+ * is not sent when its claim was taken over meanwhile. One death short of parking, it is
+ * sent with no other attempt of this process in flight (isolation.ts), so deliveries
+ * that were in flight beside a culprit at its first deaths are not parked with it.
  */
 export function attemptMaker(o: {
   config: Pick<Config, 'webhookTimeoutMs' | 'webhookRetrySchedule'>;
@@ -63,7 +63,9 @@ export function attemptMaker(o: {
   return async function attempt(c: Claimed): Promise<AttemptResult> {
     if (c.interruptions >= PARK_AFTER) return parked(o.log, c);
     const suspect = c.claims > 1;
-    const sent = await gate(suspect, async () => {
+    // One death short of parking: sent alone, so only a culprit can die with it a last time.
+    const alone = c.interruptions >= PARK_AFTER - 1;
+    const sent = await gate(alone, async () => {
       if (suspect && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
       o.metrics.inFlight += 1;
       try {

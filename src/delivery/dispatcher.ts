@@ -54,7 +54,7 @@ export function createDispatcher(services: Services): Worker {
     agent,
     metrics: deliveryMetrics(services),
     log,
-    markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, sqlite),
+    markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, Date.now() + tuning.leaseMs, sqlite),
   });
 
   const writer = createResultWriter<AttemptResult>({

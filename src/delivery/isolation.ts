@@ -1,10 +1,10 @@
 /**
  * A gate between attempts in one process: ordinary attempts share it, an attempt of a
- * delivery that was interrupted before (its node died while it was claimed) takes it
- * alone. A delivery whose attempt kills its node is so the only one in flight from its
- * second death on, and the deliveries that happened to be in flight beside it the first
- * time are not counted as interrupted again with it: only the culprit reaches the
- * parking threshold. Waiting exclusive attempts go before later shared ones, so a
+ * delivery one death short of parking (its node died while it was in flight, twice)
+ * takes it alone. A delivery whose attempt kills its node is so alone at its last death,
+ * and the deliveries that happened to be in flight beside it at its first ones are not
+ * counted a last time with it: only the culprit reaches the parking threshold. Only such
+ * deliveries wait for the gate, so ordinary crashes cost no throughput. Waiting exclusive attempts go before later shared ones, so a
  * steady flow of ordinary attempts cannot starve them.
  */
 export function createIsolationGate() {
