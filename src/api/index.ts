@@ -6,6 +6,7 @@ import { healthRoutes } from './health.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
 import { repoRoutes } from './repos.ts';
+import { pushRecordRoutes } from './pushRecords.ts';
 import { bulkIssueRoutes } from './bulkIssues.ts';
 import { importRoutes } from './imports.ts';
 import { webhookRoutes } from './webhooks.ts';
@@ -26,6 +27,7 @@ const GROUPS: Route[][] = [
   orgRoutes,
   importRoutes,
   repoRoutes,
+  pushRecordRoutes,
   bulkIssueRoutes,
   issueRoutes,
   commentRoutes,

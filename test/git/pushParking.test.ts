@@ -64,6 +64,10 @@ t.test('a push record whose node died while recording it, taken over for the thi
   t.match(metrics.text, /wharf_parked\{kind="push_record"\} 1/);
   t.match(metrics.text, /wharf_push_records\{state="waiting"\} 0/);
   t.match(metrics.text, /wharf_push_records\{state="parked"\} 1/);
+  const listed = await w.api('GET', '/api/v1/repos/acme/app/push-records');
+  t.equal(listed.status, 200);
+  t.match(listed.body, [{ id: thrice, state: 'parked', next_try_at: null, last_error: /^parked: / }], 'the API lists it parked, with why');
+  t.equal(listed.body.length, 1, 'and nothing else is pending');
   const page = await (await fetch(`${w.url}/acme/app`)).text();
   t.match(page, /were parked|was parked/, "the repository's page says it is parked");
   t.notMatch(page, /next try/, 'and promises no next try');
