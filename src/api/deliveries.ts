@@ -1,6 +1,6 @@
 import { notifyDeliveries } from '../services.ts';
 import { insertPing } from '../webhooks/ping.ts';
-import { attemptsOf, bodyOf, findDelivery, type Delivery } from '../webhooks/deliveries.ts';
+import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import { countDeliveries, listDeliveries, redeliver } from '../webhooks/history.ts';
 import { EVENT_TYPES } from '../events/types.ts';
 import { conflict, notFound } from '../http/errors.ts';
@@ -128,7 +128,7 @@ export function presentDelivery(baseUrl: string, d: Delivery) {
     event: d.event,
     action: d.action,
     status: d.status,
-    result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null,
+    result: resultLabel(d.status),
     status_code: d.status_code,
     error: d.error,
     attempts: d.attempts,

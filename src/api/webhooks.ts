@@ -6,7 +6,7 @@ import { checkTarget, MAX_URL_LENGTH } from '../webhooks/target.ts';
 import { validBranchFilter } from '../webhooks/match.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type WebhookInput } from '../webhooks/store.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
-import type { Delivery } from '../webhooks/deliveries.ts';
+import { resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
@@ -88,7 +88,7 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     last_delivery: last
       ? {
           id: last.id,
-          result: last.status === 'success' ? 'Success' : last.status === 'failed' ? 'Failed' : null,
+          result: resultLabel(last.status),
           status_code: last.status_code,
           timestamp: iso(last.last_attempt_at),
         }

@@ -78,7 +78,7 @@ const SESSION_PATHS = new Set(['/-/login', '/-/logout']);
  * Where to come back to after signing in: the page itself for a GET; for a POST the page
  * the form was on (same origin only), as the POST's own path may have no page.
  */
-function returnPath(ctx: Context): string {
+export function returnPath(ctx: Context): string {
   if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.url;
   try {
     const referer = new URL(ctx.get('referer'));

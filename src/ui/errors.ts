@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Services } from '../services.ts';
-import { redirectWithFlash } from './context.ts';
+import { redirectWithFlash, returnPath } from './context.ts';
 import { html } from './html.ts';
 import { renderPage } from './layout.ts';
 import { readWhole } from '../http/deadlines.ts';
@@ -21,21 +21,6 @@ export class PageError extends Error {
 
 /** Raised by pages that need a signed-in user; the browser is sent to the sign-in page and back. */
 export class SignInRequired extends Error {}
-
-/**
- * Where to come back to after signing in: the page itself for a GET; for a POST the page
- * the form was on (same origin only), as the POST's own path may have no page.
- */
-function returnPath(ctx: Context): string {
-  if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.url;
-  try {
-    const referer = new URL(ctx.get('referer'));
-    if (referer.host === ctx.host) return referer.pathname + referer.search;
-  } catch {
-    // no usable referer
-  }
-  return '/';
-}
 
 /** Limit of a form body; the biggest form (a webhook) is far below it. */
 export const FORM_LIMIT = 64 * 1024;

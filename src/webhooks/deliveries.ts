@@ -23,6 +23,11 @@ export interface Delivery {
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
+/** The result label of a delivery record (SPEC §5.3): `Success`, `Failed`, or null while pending. */
+export function resultLabel(status: DeliveryStatus): 'Success' | 'Failed' | null {
+  return status === 'success' ? 'Success' : status === 'failed' ? 'Failed' : null;
+}
+
 /** Parses a `deliveries` row from either dialect. */
 export function toDelivery(row: any): Delivery {
   return {

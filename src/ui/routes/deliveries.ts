@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import { insertPing } from '../../webhooks/ping.ts';
-import { attemptsOf, bodyOf, findDelivery, type Delivery as DeliveryRow } from '../../webhooks/deliveries.ts';
+import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery as DeliveryRow } from '../../webhooks/deliveries.ts';
 import { countDeliveries, listDeliveries, redeliver } from '../../webhooks/history.ts';
 import type { DeliveryStatus } from '../../webhooks/model.ts';
 import { redirectWithFlash } from '../context.ts';
@@ -28,7 +28,7 @@ async function deliveryView(db: Db, d: DeliveryRow): Promise<Delivery> {
     event: d.event,
     action: d.action,
     status: d.status,
-    result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null,
+    result: resultLabel(d.status),
     status_code: d.status_code,
     error: d.error,
     attempts: d.attempts,

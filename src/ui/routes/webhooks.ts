@@ -7,6 +7,7 @@ import type { Webhook } from '../../webhooks/model.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type WebhookInput } from '../../webhooks/store.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
+import { resultLabel } from '../../webhooks/deliveries.ts';
 import { redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
@@ -41,9 +42,7 @@ export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
       events: h.events,
       active: h.active,
       branch_filter: h.branch_filter,
-      last_delivery: d
-        ? { result: d.status === 'success' ? 'Success' : d.status === 'failed' ? 'Failed' : null, status_code: d.status_code, timestamp: d.last_attempt_at }
-        : null,
+      last_delivery: d ? { result: resultLabel(d.status), status_code: d.status_code, timestamp: d.last_attempt_at } : null,
     };
   });
 }
