@@ -8,7 +8,7 @@ import { requireUser } from '../http/auth.ts';
 import { repoAccess } from '../http/repoAccess.ts';
 import { forbidden, notFound } from '../http/errors.ts';
 import { idParam } from './params.ts';
-import type { Access } from './route.ts';
+import type { Access } from './context.ts';
 
 /**
  * Loads :id as ctx.state.webhook with its repository; the caller must own the repository
@@ -20,7 +20,7 @@ function webhookAccess(db: Db): Middleware {
     const hook = await findWebhook(db, id);
     const repo = hook && (await repositoryById(db, hook.repository_id));
     if (!hook || !repo) throw notFound('Webhook not found');
-    const access = await accessTo(db, repo, ctx.state.user);
+    const access = await accessTo(db, repo, ctx.state.user ?? null);
     if (!access.read) throw notFound('Webhook not found');
     if (!access.admin) throw forbidden('Only organization owners may manage webhooks');
     ctx.state.webhook = hook;
@@ -33,7 +33,7 @@ function webhookAccess(db: Db): Middleware {
 function orgAccess(db: Db, level: 'read' | 'member' | 'owner', denied: string): Middleware {
   return async function loadOrg(ctx: Context, next: Next) {
     const org = await findOrg(db, ctx.params.org);
-    const role = org && level !== 'read' ? await roleIn(db, org.id, ctx.state.user) : 'member';
+    const role = org && level !== 'read' ? await roleIn(db, org.id, ctx.state.user ?? null) : 'member';
     if (!org || !role) throw notFound('Organization not found');
     if (level === 'owner' && role !== 'owner') throw forbidden(denied);
     ctx.state.org = org;
@@ -44,7 +44,7 @@ function orgAccess(db: Db, level: 'read' | 'member' | 'owner', denied: string): 
 /** Refuses anyone but a site administrator. */
 function siteAdmin(denied: string): Middleware {
   return async function requireAdmin(ctx: Context, next: Next) {
-    if (!ctx.state.user.is_admin) throw forbidden(denied);
+    if (!ctx.state.user?.is_admin) throw forbidden(denied);
     await next();
   };
 }

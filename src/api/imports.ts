@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { RouteContext } from './context.ts';
 import type { Services } from '../services.ts';
 import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
@@ -37,7 +37,7 @@ const ImportListQuery = {
 const JOB_PARAMS = idParams('id');
 
 /** 404 for an organization the caller is not in (or that does not exist), 403 for a member who is not an owner. */
-async function ownedOrg({ db }: Services, ctx: Context, name: string): Promise<Org> {
+async function ownedOrg({ db }: Services, ctx: RouteContext<'token'>, name: string): Promise<Org> {
   const org = await findOrg(db, name);
   const role = org && (await roleIn(db, org.id, ctx.state.user));
   if (!org || !role) throw notFound('Organization not found');
@@ -45,14 +45,14 @@ async function ownedOrg({ db }: Services, ctx: Context, name: string): Promise<O
   return org;
 }
 
-/** Loads the job of {id} as ctx.state.job; 404 unless the caller owns its organization (403 for a member who does not). */
-async function loadJob(params: { id: number }, ctx: Context, services: Services): Promise<void> {
+/** Loads the job of {id}; 404 unless the caller owns its organization (403 for a member who does not). */
+async function loadJob(params: { id: number }, ctx: RouteContext<'token'>, services: Services): Promise<ImportJob> {
   const job = await findImportJob(services.db, params.id);
   if (!job) throw notFound('Import not found');
   await ownedOrg(services, ctx, job.target_org).catch((err) => {
     throw err instanceof WharfError && err.code === 'forbidden' ? err : notFound('Import not found');
   });
-  ctx.state.job = job satisfies ImportJob;
+  return job;
 }
 
 // A path that is not a job id goes on to /repos/{org}/{repo}, so an organization named "import" keeps its repositories.
@@ -118,8 +118,8 @@ export const importRoutes: Route[] = [
     summary: 'An import job and its progress',
     answers: { 200: ImportJobSchema },
     errors: [403],
-    handler: (_input, ctx, { config }) => {
-      ctx.body = presentImportJob(config, ctx.state.job);
+    handler: ({ loaded: job }, ctx, { config }) => {
+      ctx.body = presentImportJob(config, job);
     },
   }),
   route({
@@ -129,8 +129,7 @@ export const importRoutes: Route[] = [
     summary: 'Cancel an import job that has not finished',
     answers: { 200: ImportJobSchema },
     errors: [403, 409],
-    handler: async (_input, ctx, { db, config, signals }) => {
-      const job: ImportJob = ctx.state.job;
+    handler: async ({ loaded: job }, ctx, { db, config, signals }) => {
       if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
       signals.emit('import-cancel', job.id);
       ctx.body = presentImportJob(config, (await findImportJob(db, job.id))!);

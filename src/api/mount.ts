@@ -25,7 +25,7 @@ export function answerStatuses(r: Route): number[] {
 /** Checks every answer against the route's declared statuses and schemas; a mismatch is logged and becomes a 500 (tests turn this on). */
 function answerCheck(r: Route, services: Services): Middleware {
   const declared = new Set(answerStatuses(r));
-  const checks = r.compiled.answers;
+  const checks = r.compiled.answers();
   const mismatch = (ctx: Context, problem: unknown) => {
     services.log.error({ route: r.id, status: ctx.status, problem, request_id: ctx.state.requestId }, 'answer does not match its schema');
     return new WharfError('internal', 'Internal error');
@@ -70,7 +70,7 @@ function inputAndHandler(r: Route, services: Services): Middleware {
       if ('details' in checked) throw notFound(r.notFound);
       paramValue = checked.value;
     }
-    if (r.load) await r.load(paramValue as never, ctx, services);
+    const loaded = r.load ? await r.load(paramValue as never, ctx as never, services) : undefined;
     let queryValue: unknown;
     if (query) {
       const checked = query(ctx.query);
@@ -79,7 +79,7 @@ function inputAndHandler(r: Route, services: Services): Middleware {
       queryValue = 'value' in checked ? checked.value : undefined;
     }
     if (!r.bodyFirst) bodyValue = checkBody(ctx);
-    await r.handler({ params: paramValue, query: queryValue, body: bodyValue } as never, ctx, services);
+    await r.handler({ params: paramValue, query: queryValue, body: bodyValue, loaded } as never, ctx as never, services);
   };
 }
 

@@ -2,7 +2,8 @@ import type { JSONSchema } from 'json-schema-to-ts';
 import { version } from '../version.ts';
 import { DELIVERY_HEADERS, PAYLOAD_SCHEMAS } from '../domain/payloads/schemas/index.ts';
 import { answerStatuses } from './mount.ts';
-import { ACCESS, nameOf, route, type Route } from './route.ts';
+import { ACCESS } from './context.ts';
+import { nameOf, route, type Route } from './route.ts';
 import { ErrorSchema } from './schemas.ts';
 
 type Json = Record<string, unknown>;

@@ -1,45 +1,25 @@
-import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import { compileUntyped, compileAnswer, compileStrings, type Checker, type StringsChecker } from '../http/validate.ts';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { Access, RouteContext } from './context.ts';
 
 /** HTTP methods the API serves. */
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-/**
- * Who may call a route, as the middlewares check it (src/api/access.ts), and the words
- * the OpenAPI document says it in. Repository and webhook rules answer 404 to a caller who
- * cannot see the repository, so its existence is never revealed.
- */
-export const ACCESS = {
-  public: 'No token needed.',
-  token: 'Any valid token.',
-  'repo:read': 'A token that can read the repository (any for a public one; a member of its organization otherwise).',
-  'repo:write': "A member of the repository's organization.",
-  'repo:admin': "An owner of the repository's organization.",
-  'webhook:admin': "An owner of the organization of the webhook's repository.",
-  'org:read': 'Any valid token; the organization must exist.',
-  'org:member': 'A member of the organization.',
-  'org:owner': 'An owner of the organization.',
-  'site:admin': 'A site administrator.',
-} as const;
-
-/** One access rule of ACCESS. */
-export type Access = keyof typeof ACCESS;
 
 /** The value a schema describes, or undefined where the route declares none. */
 // The wide schema type (while a route is still being inferred) gives unknown rather than an endless FromSchema.
 export type Input<S> = [S] extends [undefined] ? undefined : JSONSchema extends S ? unknown : S extends JSONSchema ? FromSchema<S> : never;
 
-/** What a handler is given: the path parameters, query and body, each checked and typed by its schema. */
-export interface RouteInput<P, Q, B> {
+/** What a handler is given: the path parameters, query and body, each checked and typed by its schema, and what `load` loaded. */
+export interface RouteInput<P, Q, B, L = undefined> {
   params: Input<P>;
   query: Input<Q>;
   body: Input<B>;
+  loaded: L;
 }
 
 /** A route declared once as data: its contract (paths, schemas, answers) and its handler. */
-export interface RouteSpec<P = undefined, Q = undefined, B = undefined> {
+export interface RouteSpec<P = undefined, Q = undefined, B = undefined, A extends Access = Access, L = undefined> {
   /** The OpenAPI operationId: stable, camelCase. */
   id: string;
   method: Method;
@@ -47,7 +27,7 @@ export interface RouteSpec<P = undefined, Q = undefined, B = undefined> {
   path: string;
   summary: string;
   tag: string;
-  access: Access;
+  access: A;
   /** The 403 message of an `org:owner` or `site:admin` route. */
   denied?: string;
   /** Path parameters; a value its schema refuses is a 404 with `notFound` (no such thing can exist). */
@@ -55,8 +35,8 @@ export interface RouteSpec<P = undefined, Q = undefined, B = undefined> {
   notFound?: string;
   /** True for raw path parameters this route is not for: the next route matching the path tries instead. */
   passes?: (raw: Record<string, string>) => boolean;
-  /** Loads what the path names (a 404 when it is missing) before the query and body are checked; the path parameters are checked. */
-  load?: (params: Input<P>, ctx: Context, services: Services) => Promise<void>;
+  /** Loads what the path names (a 404 when it is missing) before the query and body are checked; the handler gets it as `loaded`. */
+  load?: (params: Input<P>, ctx: RouteContext<A>, services: Services) => Promise<L>;
   query?: Q;
   /** Checks of the raw query the schema cannot express, reported in the same 422 as the schema's failures. */
   queryCheck?: (raw: Record<string, string | string[] | undefined>) => { path: string; message: string }[];
@@ -76,26 +56,33 @@ export interface RouteSpec<P = undefined, Q = undefined, B = undefined> {
   /** Headers the route sets on an answer, by status (documented in OpenAPI). */
   headers?: Record<number, string[]>;
   /** Reads the checked input, calls one domain function, shapes the answer on ctx. */
-  handler: (input: RouteInput<P, Q, B>, ctx: Context, services: Services) => unknown;
+  handler: (input: RouteInput<P, Q, B, L>, ctx: RouteContext<A>, services: Services) => unknown;
 }
 
 /** A declared route, its input types erased: what the registry, the mount and the OpenAPI builder read. */
-export type Route = Omit<RouteSpec, 'params' | 'query' | 'body' | 'load' | 'handler'> & {
+export type Route = Omit<RouteSpec, 'access' | 'params' | 'query' | 'body' | 'load' | 'handler'> & {
   params?: JSONSchema;
   query?: JSONSchema;
   body?: JSONSchema;
-  load?: (params: never, ctx: Context, services: Services) => Promise<void>;
-  handler: (input: never, ctx: Context, services: Services) => unknown;
+  access: Access;
+  load?: (params: never, ctx: never, services: Services) => Promise<unknown>;
+  handler: (input: never, ctx: never, services: Services) => unknown;
   /** The route's schemas compiled by ajv, once, when the route is declared. */
   compiled: Compiled;
 };
 
-/** A route's checkers: path and query (strings read by their schema), body, and each answer (null: no body). */
+/** A route's checkers: path and query (strings read by their schema), body, and each answer (null: no body), compiled on first use: only servers that check their answers (tests) pay for them. */
 export interface Compiled {
   params?: StringsChecker;
   query?: StringsChecker;
   body?: (value: unknown) => unknown;
-  answers: Map<number, Checker | null>;
+  answers: () => Map<number, Checker | null>;
+}
+
+/** A value made on first use and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 /** Declares a route, compiling its schemas; the handler's input types come from them. */
@@ -103,13 +90,15 @@ export function route<
   const P extends JSONSchema | undefined = undefined,
   const Q extends JSONSchema | undefined = undefined,
   const B extends JSONSchema | undefined = undefined,
->(spec: RouteSpec<P, Q, B>): Route {
+  const A extends Access = Access,
+  L = undefined,
+>(spec: RouteSpec<P, Q, B, A, L>): Route {
   const r = spec as unknown as Omit<Route, 'compiled'>;
   const compiled: Compiled = {
     params: r.params === undefined ? undefined : compileStrings(r.params),
     query: r.query === undefined ? undefined : compileStrings(r.query),
     body: r.body === undefined ? undefined : compileUntyped(r.body as object),
-    answers: new Map(Object.entries(r.answers).map(([status, schema]) => [Number(status), schema === null ? null : compileAnswer(schema)])),
+    answers: once(() => new Map(Object.entries(r.answers).map(([status, schema]) => [Number(status), schema === null ? null : compileAnswer(schema)]))),
   };
   return { ...r, compiled };
 }

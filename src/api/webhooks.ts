@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { RouteContext } from './context.ts';
 import { notifyDeliveries, type Services } from '../services.ts';
 import { notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
 import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
@@ -116,11 +116,11 @@ async function checkInput(config: Config, input: Omit<WebhookInput, 'content_typ
   return { ...input, url, content_type: contentType, branch_filter: branchFilter, events };
 }
 
-/** Loads the webhook of {id} in the repository loaded by the access rule as ctx.state.webhook, or 404. */
-async function hookOfRepo(params: { id: number }, ctx: Context, { db }: Services): Promise<void> {
+/** Loads the webhook of {id} in the repository loaded by the access rule, or 404. */
+async function hookOfRepo(params: { id: number }, ctx: RouteContext<'repo:admin'>, { db }: Services): Promise<Webhook> {
   const hook = await findWebhook(db, params.id);
   if (!hook || hook.repository_id !== ctx.state.repo.id) throw notFound('Webhook not found');
-  ctx.state.webhook = hook;
+  return hook;
 }
 
 /** The API forms of webhooks, each with its last delivery. */
@@ -172,8 +172,8 @@ export const webhookRoutes: Route[] = [
     method: 'get',
     summary: 'A webhook',
     answers: { 200: WebhookSchema },
-    handler: async (_input, ctx, services) => {
-      ctx.body = (await present(services, [ctx.state.webhook]))[0];
+    handler: async ({ loaded: hook }, ctx, services) => {
+      ctx.body = (await present(services, [hook]))[0];
     },
   }),
   route({
@@ -184,9 +184,9 @@ export const webhookRoutes: Route[] = [
     body: WebhookUpdate,
     bodyOptional: true,
     answers: { 200: WebhookSchema },
-    handler: async ({ body }, ctx, services) => {
+    handler: async ({ body, loaded: hook }, ctx, services) => {
       const input = await checkInput(services.config, body);
-      const updated = await updateWebhook(services.db, services.config, ctx.state.webhook.id, input);
+      const updated = await updateWebhook(services.db, services.config, hook.id, input);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];
     },
@@ -197,8 +197,8 @@ export const webhookRoutes: Route[] = [
     method: 'delete',
     summary: 'Delete a webhook and its delivery history',
     answers: { 204: null },
-    handler: async (_input, ctx, services) => {
-      await deleteWebhook(services.db, ctx.state.webhook.id);
+    handler: async ({ loaded: hook }, ctx, services) => {
+      await deleteWebhook(services.db, hook.id);
       ctx.status = 204;
     },
   }),

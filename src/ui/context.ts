@@ -31,9 +31,28 @@ export interface UiState {
   secure: boolean;
 }
 
-/** The UI state of a request (set by uiState). */
+// Fields the web UI's middlewares put in ctx.state.
+declare module 'koa' {
+  interface DefaultState {
+    /** The session, user, CSRF token and flash of the page (uiState). */
+    ui?: UiState;
+    /** What the CSRF token of a form is checked against: the session id or the anonymous cookie (uiState). */
+    csrfSeed?: string;
+    /** The fields of a POSTed form whose CSRF token matched. */
+    form?: URLSearchParams;
+  }
+}
+
+/** The UI state of a request (set by uiState, which runs before every page). */
 export function ui(ctx: Context): UiState {
+  if (!ctx.state.ui) throw new Error('uiState did not run before this page');
   return ctx.state.ui;
+}
+
+/** The fields of the POSTed form (read and CSRF-checked before every POST handler). */
+export function postedForm(ctx: Context): URLSearchParams {
+  if (!ctx.state.form) throw new Error('the CSRF check did not run before this POST handler');
+  return ctx.state.form;
 }
 
 /** Loads the session (if any), its user, the CSRF token and any flash message. */

@@ -42,7 +42,8 @@ function crumbs(list: Crumb[] | undefined): SafeHtml | '' {
 
 /** Renders a whole page into ctx: layout, flash message, and the page's own markup. */
 export function renderPage(ctx: Context, options: PageOptions, body: SafeHtml): void {
-  const { flash } = ui(ctx) ?? { flash: null };
+  // Error pages may be drawn before uiState ran (an unknown path): no flash, no header.
+  const flash = ctx.state.ui?.flash ?? null;
   const message = flash ? html`<p class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}">${flash.text}</p>` : '';
   ctx.status = options.status ?? 200;
   ctx.type = 'text/html; charset=utf-8';

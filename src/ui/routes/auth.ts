@@ -8,7 +8,7 @@ import { WharfError } from '../../errors/wharfError.ts';
 import type { ChargeRequest } from '../../http/rateLimit.ts';
 import { PageError } from '../errors.ts';
 import { clearCookie, setCookie } from '../cookies.ts';
-import { redirectWithFlash, SESSION_COOKIE, ui } from '../context.ts';
+import { postedForm, redirectWithFlash, SESSION_COOKIE, ui } from '../context.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { createSession, destroySession, SESSION_IDLE_MS } from '../session.ts';
@@ -64,7 +64,7 @@ export function authRoutes(router: Router, services: Services) {
   });
 
   router.post('/-/login', async (ctx) => {
-    const form: URLSearchParams = ctx.state.form;
+    const form = postedForm(ctx);
     const next = safeNext(form.get('next'));
     const token = (form.get('token') ?? '').trim();
     if (!token) return loginPage(ctx, next, 'Enter a token.');

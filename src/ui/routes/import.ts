@@ -7,7 +7,7 @@ import { ownedOrg } from '../../domain/access.ts';
 import { cancelImportJob, createImportJob, findImportJob, type ImportJob as JobRow } from '../../import/jobs.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import type { ImportResult } from '../../import/finalize.ts';
-import { redirectWithFlash } from '../context.ts';
+import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
@@ -167,7 +167,7 @@ export function importRoutes(router: Router, services: Services) {
 
   router.post('/-/import', async (ctx) => {
     const user = requireUser(ctx);
-    const values = importValuesFromForm(ctx.state.form);
+    const values = importValuesFromForm(postedForm(ctx));
     const { body, errors } = importRequest(values);
     if (!body) return formPage(ctx, values, await orgNames(services, user), errors!);
     const { job, errors: refused } = await startImport(services, user, values, body);

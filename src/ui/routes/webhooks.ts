@@ -8,7 +8,7 @@ import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook,
 import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
 import { resultLabel } from '../../webhooks/deliveries.ts';
-import { redirectWithFlash } from '../context.ts';
+import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage, type Crumb } from '../layout.ts';
@@ -142,7 +142,7 @@ function formPage(ctx: Context, repo: RepoRecord, crumbs: Crumb[], action: strin
 async function addFromForm(ctx: Context, services: Services) {
   const { db, config } = services;
   const { user, repo, pageBase, crumbs } = await hookContext(ctx, services);
-  const values = valuesFromForm(ctx.state.form);
+  const values = valuesFromForm(postedForm(ctx));
   const { input, errors } = await toInput(services, values, false);
   if (!input) return formPage(ctx, repo, crumbs, pageBase, values, errors!, false);
   let created: { webhook: Webhook; secret: string };
@@ -188,7 +188,7 @@ export function webhookRoutes(router: Router, services: Services) {
   router.post(`${base}/:id`, async (ctx) => {
     const { repo, pageBase, crumbs } = await hookContext(ctx, services);
     const { id } = await hookOf(services, repo, ctx.params.id);
-    const values = valuesFromForm(ctx.state.form);
+    const values = valuesFromForm(postedForm(ctx));
     const { input, errors } = await toInput(services, values, true);
     if (!input) return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, errors!, true);
     try {
