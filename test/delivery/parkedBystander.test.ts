@@ -40,12 +40,11 @@ t.test('a slow delivery sent beside a delivery that kills its node is delivered,
   const parkedOrDied = async (n: Node) => {
     let died = false;
     void n.exited.then(() => (died = true));
-    for (let i = 0; i < 2400; i++) {
-      if (died) return 'died';
-      if ((await row(-1)).status !== 'pending') return 'parked';
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('the culprit was neither parked nor sent within 2 minutes');
+    return waitFor(async () => (died ? 'died' : (await row(-1)).status !== 'pending' ? 'parked' : null), {
+      what: 'the culprit parked or its node dead',
+      timeoutMs: 120_000,
+      intervalMs: 50,
+    });
   };
   while ((await parkedOrDied(node)) === 'died') {
     t.ok(deaths <= 3, `death ${deaths}: at most 3 before parking`);
