@@ -1,29 +1,8 @@
 import { recordAgentAction } from '../domain/agentActions.ts';
-import { MAX_INT, text } from './fields.ts';
+import { NEW_AGENT_ACTION, TARGET_ID, TARGET_TYPE } from '../domain/inputs/agentActions.ts';
 import { iso } from './present.ts';
 import { route, type Route } from './route.ts';
 import { ID, TIME } from './schemas.ts';
-
-const TARGET_TYPE = { type: 'string', enum: ['issue', 'pull_request', 'commit'] } as const;
-// A number for issues and pull requests, a full sha for commits; the pairing is checked against the repository.
-const TARGET_ID = {
-  anyOf: [
-    { type: 'integer', minimum: 1, maximum: MAX_INT },
-    { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' },
-  ],
-} as const;
-
-const NewAgentAction = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'action', 'summary', 'target'],
-  properties: {
-    name: text(1, 255),
-    action: text(1, 255),
-    summary: text(0, 65536),
-    target: { type: 'object', additionalProperties: false, required: ['type', 'id'], properties: { type: TARGET_TYPE, id: TARGET_ID } },
-  },
-} as const;
 
 const AgentActionSchema = {
   type: 'object',
@@ -48,7 +27,7 @@ export const agentActionRoutes: Route[] = [
     summary: 'Report what an automated agent did to an issue, pull request or commit',
     tag: 'agents',
     access: 'repo:write',
-    body: NewAgentAction,
+    body: NEW_AGENT_ACTION,
     answers: { 201: AgentActionSchema },
     handler: async ({ body }, ctx, services) => {
       const done = await recordAgentAction(services, ctx.state.repo, ctx.state.user, body);

@@ -1,47 +1,10 @@
 import { importIssues } from '../domain/bulkIssues.ts';
-import { MAX_IMPORTED_NUMBER } from '../domain/issues.ts';
+import { BULK_REQUEST } from '../domain/inputs/bulkIssues.ts';
 import type { ErrorDetail } from '../http/errors.ts';
-import { text } from './fields.ts';
-import { ISSUE_FIELDS } from './issues.ts';
 import { route, type Route } from './route.ts';
 
 /** Body limit of the bulk import (SPEC §4). */
 export const BULK_LIMIT = 50 * 1024 * 1024;
-
-/** Issues per request at most (SPEC §8.2). */
-export const BULK_MAX_ISSUES = 10_000;
-
-const time = { type: 'string', format: 'date-time' } as const;
-
-const BulkRequest = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['issues'],
-  properties: {
-    issues: {
-      type: 'array',
-      maxItems: BULK_MAX_ISSUES,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['number', 'title'],
-        properties: {
-          // Bounded well below the column's limit, so numbering continues after the highest imported one.
-          number: { type: 'integer', minimum: 1, maximum: MAX_IMPORTED_NUMBER },
-          title: ISSUE_FIELDS.title,
-          body: ISSUE_FIELDS.body,
-          labels: ISSUE_FIELDS.labels,
-          // Logins from the forge the issues come from, kept as given.
-          assignees: { type: 'array', maxItems: 100, items: text(1, 255) },
-          state: ISSUE_FIELDS.state,
-          created_at: time,
-          closed_at: time,
-        },
-      },
-    },
-    on_conflict: { type: 'string', enum: ['error', 'skip', 'update'], default: 'error' },
-  },
-} as const;
 
 const BulkResultSchema = {
   type: 'object',
@@ -75,7 +38,7 @@ export const bulkIssueRoutes: Route[] = [
     summary: 'Import up to 10,000 issues with their numbers, in one transaction',
     tag: 'issues',
     access: 'repo:admin',
-    body: BulkRequest,
+    body: BULK_REQUEST,
     bodyLimit: BULK_LIMIT,
     // Duplicate numbers are reported in the same 422 as the schema's failures.
     bodyCheck: duplicateNumbers,

@@ -1,17 +1,10 @@
 import { createComment, deleteComment, listComments, updateComment, type Comment } from '../domain/comments.ts';
 import { findIssue } from '../domain/issues.ts';
 import { notFound } from '../http/errors.ts';
-import { text } from './fields.ts';
+import { COMMENT_BODY } from '../domain/inputs/comments.ts';
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME } from './schemas.ts';
-
-const CommentBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['body'],
-  properties: { body: text(1, 262144) },
-} as const;
 
 const CommentSchema = named('Comment', {
   type: 'object',
@@ -39,7 +32,7 @@ export const commentRoutes: Route[] = [
     access: 'repo:write',
     params: ISSUE_PARAMS,
     notFound: 'Issue not found',
-    body: CommentBody,
+    body: COMMENT_BODY,
     answers: { 201: CommentSchema },
     headers: { 201: ['Location'] },
     handler: async ({ params, body }, ctx, services) => {
@@ -75,7 +68,7 @@ export const commentRoutes: Route[] = [
     access: 'repo:write',
     params: COMMENT_PARAMS,
     notFound: 'Comment not found',
-    body: CommentBody,
+    body: COMMENT_BODY,
     answers: { 200: CommentSchema },
     handler: async ({ params, body }, ctx, services) => {
       const comment = await updateComment(services, ctx.state.repo, ctx.state.user, params.id, body.body, ctx.state.access.admin);

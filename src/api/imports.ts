@@ -1,29 +1,13 @@
 import type { RouteContext } from './context.ts';
 import type { Services } from '../services.ts';
 import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
-import { VISIBILITIES } from '../domain/repos.ts';
-import { NAME_PATTERN } from '../domain/names.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { cancelImportJob, createImportJob, findImportJob, listImportJobs, type ImportJob } from '../import/jobs.ts';
+import { NEW_IMPORT } from '../import/input.ts';
 import { WharfError } from '../errors/wharfError.ts';
 import { ImportJobSchema, presentImportJob } from './importJob.ts';
 import { route, type Route } from './route.ts';
 import { idParams, listOf } from './schemas.ts';
-
-const NewImport = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['source_url', 'target_org', 'name'],
-  properties: {
-    source_url: { type: 'string', minLength: 1, maxLength: 2048 },
-    target_org: { type: 'string', pattern: NAME_PATTERN },
-    name: { type: 'string', pattern: NAME_PATTERN },
-    visibility: { type: 'string', enum: VISIBILITIES, default: 'private' },
-    auth_username: { type: 'string', maxLength: 255 },
-    auth_password: { type: 'string', maxLength: 4096 },
-    lfs_url: { type: 'string', minLength: 1, maxLength: 2048 },
-  },
-} as const;
 
 const ImportListQuery = {
   type: 'object',
@@ -77,7 +61,7 @@ export const importRoutes: Route[] = [
     summary: 'Start importing a repository into an organization (its owners only)',
     tag: 'imports',
     access: 'token',
-    body: NewImport,
+    body: NEW_IMPORT,
     answers: { 202: ImportJobSchema },
     errors: [403, 404, 409],
     headers: { 202: ['Location'] },

@@ -1,32 +1,13 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { createIssue, findIssue, listIssues, updateIssue, type Issue } from '../domain/issues.ts';
-import { NAME_PATTERN } from '../domain/names.ts';
+import { ISSUE_PATCH, NEW_ISSUE } from '../domain/inputs/issues.ts';
 import { repoUrl } from '../domain/payloads/urls.ts';
 import { notFound } from '../http/errors.ts';
-import { text } from './fields.ts';
 import { iso } from './present.ts';
 import { LIST_QUERY, listOptions, setNextLink } from './listQuery.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
-
-/** Schemas of issue fields, shared with the bulk import. */
-export const ISSUE_FIELDS = {
-  title: text(1, 1024),
-  body: text(0, 262144),
-  labels: { type: 'array', maxItems: 100, items: text(1, 255) },
-  assignees: { type: 'array', maxItems: 100, items: { type: 'string', pattern: NAME_PATTERN } },
-  state: { type: 'string', enum: ['open', 'closed'] },
-} as const;
-
-const NewIssue = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['title'],
-  properties: { title: ISSUE_FIELDS.title, body: ISSUE_FIELDS.body, labels: ISSUE_FIELDS.labels, assignees: ISSUE_FIELDS.assignees },
-} as const;
-
-const IssuePatch = { type: 'object', additionalProperties: false, properties: ISSUE_FIELDS } as const;
 
 /** The API form of an issue. */
 export const IssueSchema = named('Issue', {
@@ -78,7 +59,7 @@ export const issueRoutes: Route[] = [
     summary: 'Open an issue',
     tag: 'issues',
     access: 'repo:write',
-    body: NewIssue,
+    body: NEW_ISSUE,
     answers: { 201: IssueSchema },
     // Every number up to the column's limit used (after imports of high numbers).
     errors: [409],
@@ -135,7 +116,7 @@ export const issueRoutes: Route[] = [
     access: 'repo:write',
     params: ISSUE_PARAMS,
     notFound: 'Issue not found',
-    body: IssuePatch,
+    body: ISSUE_PATCH,
     answers: { 200: IssueSchema },
     handler: async ({ params, body }, ctx, services) => {
       const issue = await updateIssue(services, ctx.state.repo, ctx.state.user, params.number, body);

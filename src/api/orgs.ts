@@ -1,41 +1,12 @@
 import { createOrg, findOrg, findUser, setMembership } from '../domain/accounts.ts';
-import { createRepository, findRepository, listRepositories, VISIBILITIES } from '../domain/repos.ts';
-import { NAME_PATTERN, isValidName } from '../domain/names.ts';
+import { createRepository, findRepository, listRepositories } from '../domain/repos.ts';
+import { isValidName } from '../domain/names.ts';
+import { NEW_MEMBER, NEW_ORG } from '../domain/inputs/orgs.ts';
+import { NEW_REPOSITORY } from '../domain/inputs/repos.ts';
 import { conflict, validationFailed } from '../http/errors.ts';
 import { iso, presentRepository } from './present.ts';
 import { route, type Route } from './route.ts';
 import { ID, listOf, RepositorySchema, TIME } from './schemas.ts';
-
-const name = { type: 'string', pattern: NAME_PATTERN } as const;
-
-const NewOrg = { type: 'object', additionalProperties: false, required: ['name'], properties: { name } } as const;
-
-const NewMember = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['login'],
-  properties: { login: name, role: { type: 'string', enum: ['owner', 'member'], default: 'member' } },
-} as const;
-
-const NewRepo = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
-    name,
-    visibility: { type: 'string', enum: VISIBILITIES, default: 'private' },
-    description: { type: 'string', maxLength: 1000 },
-    // git's branch name rules (check-ref-format) within a safe alphabet: no leading '-', no
-    // '..' or '//', no leading, trailing or repeated '/', no component starting with '.'
-    // or ending with '.lock', no trailing '.'.
-    default_branch: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 255,
-      pattern: '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$',
-    },
-  },
-} as const;
 
 const OrgSchema = {
   type: 'object',
@@ -65,7 +36,7 @@ export const orgRoutes: Route[] = [
     tag: 'organizations',
     access: 'site:admin',
     denied: 'Only site administrators may create organizations',
-    body: NewOrg,
+    body: NEW_ORG,
     answers: { 201: OrgSchema },
     errors: [409],
     headers: { 201: ['Location'] },
@@ -86,7 +57,7 @@ export const orgRoutes: Route[] = [
     tag: 'organizations',
     access: 'org:owner',
     denied: 'Only organization owners may add members',
-    body: NewMember,
+    body: NEW_MEMBER,
     answers: { 200: MembershipSchema },
     handler: async ({ body }, ctx, { db }) => {
       const member = await findUser(db, body.login);
@@ -102,7 +73,7 @@ export const orgRoutes: Route[] = [
     summary: 'Create a repository in an organization',
     tag: 'repositories',
     access: 'org:member',
-    body: NewRepo,
+    body: NEW_REPOSITORY,
     answers: { 201: RepositorySchema },
     errors: [409],
     headers: { 201: ['Location'] },
@@ -110,13 +81,7 @@ export const orgRoutes: Route[] = [
       const org = ctx.state.org;
       checkName(body.name);
       if (await findRepository(db, org.name, body.name)) throw conflict(`Repository ${org.name}/${body.name} already exists`);
-      const repo = await createRepository(db, config, {
-        org,
-        name: body.name,
-        visibility: body.visibility,
-        description: body.description,
-        defaultBranch: body.default_branch,
-      });
+      const repo = await createRepository(db, config, { ...body, org });
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${org.name}/${repo.name}`);
       ctx.body = presentRepository(config, repo);

@@ -1,7 +1,8 @@
 import { notFound } from '../http/errors.ts';
+import { MAX_INT } from '../domain/inputs/numbers.ts';
 
 /** Largest value of the 32-bit integer columns (ids, issue numbers): Postgres refuses to compare with more. */
-export const MAX_INT = 2147483647;
+export { MAX_INT };
 
 /**
  * A positive integer path id; anything else is a 404, as no such thing exists.

@@ -1,24 +1,13 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import { createPipeline, findPipeline, setPipelineStatus, PIPELINE_STATUSES, type Pipeline } from '../domain/pipelines.ts';
+import { createPipeline, findPipeline, setPipelineStatus, type Pipeline } from '../domain/pipelines.ts';
 import { repoUrl } from '../domain/payloads/urls.ts';
 import { notFound } from '../http/errors.ts';
-import { text } from './fields.ts';
+import { SHA } from '../domain/inputs/git.ts';
+import { NEW_PIPELINE, PIPELINE_STATUS, STATUS_CHANGE } from '../domain/inputs/pipelines.ts';
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, repoParams, TIME } from './schemas.ts';
-
-const status = { type: 'string', enum: PIPELINE_STATUSES } as const;
-const SHA = { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' } as const;
-
-const NewPipeline = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'ref', 'sha'],
-  properties: { name: text(1, 255), ref: text(1, 1024), sha: SHA, status: { ...status, default: 'queued' } },
-} as const;
-
-const StatusChange = { type: 'object', additionalProperties: false, required: ['status'], properties: { status } } as const;
 
 const PipelineSchema = named('Pipeline', {
   type: 'object',
@@ -29,7 +18,7 @@ const PipelineSchema = named('Pipeline', {
     name: { type: 'string' },
     ref: { type: 'string' },
     sha: SHA,
-    status,
+    status: PIPELINE_STATUS,
     url: { type: 'string', format: 'uri' },
     created_at: TIME,
     updated_at: TIME,
@@ -61,7 +50,7 @@ export const pipelineRoutes: Route[] = [
     summary: 'Report a pipeline run',
     tag: 'pipelines',
     access: 'repo:write',
-    body: NewPipeline,
+    body: NEW_PIPELINE,
     answers: { 201: PipelineSchema },
     headers: { 201: ['Location'] },
     handler: async ({ body }, ctx, services) => {
@@ -96,7 +85,7 @@ export const pipelineRoutes: Route[] = [
     access: 'repo:write',
     params: PIPELINE_PARAMS,
     notFound: 'Pipeline not found',
-    body: StatusChange,
+    body: STATUS_CHANGE,
     answers: { 200: PipelineSchema },
     handler: async ({ params, body }, ctx, services) => {
       const pipeline = await setPipelineStatus(services, ctx.state.repo, ctx.state.user, params.id, body.status);

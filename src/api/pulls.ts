@@ -3,38 +3,13 @@ import type { Repository } from '../domain/repos.ts';
 import { createPull, findPull, listPulls, updatePull, type PullRequest } from '../domain/pulls.ts';
 import { mergePull } from '../domain/merge.ts';
 import { repoUrl } from '../domain/payloads/urls.ts';
+import { SHA } from '../domain/inputs/git.ts';
+import { MERGE, NEW_PULL, PULL_PATCH } from '../domain/inputs/pulls.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
 import { LIST_QUERY, listOptions, setNextLink } from './listQuery.ts';
-import { ISSUE_FIELDS } from './issues.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
-
-// A branch name as a field; git's rules are applied by looking the branch up.
-const branch = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\s\\u0000]*$' } as const;
-const SHA = { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' } as const;
-
-const NewPull = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['title', 'head'],
-  properties: { title: ISSUE_FIELDS.title, body: ISSUE_FIELDS.body, head: branch, base: branch },
-} as const;
-
-const PullPatch = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { title: ISSUE_FIELDS.title, body: ISSUE_FIELDS.body, state: ISSUE_FIELDS.state, base: branch },
-} as const;
-
-const Merge = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    sha: { ...SHA, description: 'The head the caller reviewed: the merge is refused (409) if the branch moved since.' },
-    merge_method: { type: 'string', enum: ['merge'] },
-  },
-} as const;
 
 const branchTip = { type: 'object', additionalProperties: false, required: ['ref', 'sha'], properties: { ref: { type: 'string' }, sha: SHA } } as const;
 
@@ -118,7 +93,7 @@ export const pullRoutes: Route[] = [
     summary: 'Open a pull request',
     tag: 'pull requests',
     access: 'repo:write',
-    body: NewPull,
+    body: NEW_PULL,
     answers: { 201: PullSchema },
     errors: [409],
     headers: { 201: ['Location'] },
@@ -170,7 +145,7 @@ export const pullRoutes: Route[] = [
     path: '/repos/{org}/{repo}/pulls/{number}',
     summary: 'Edit, close or reopen a pull request',
     access: 'repo:write',
-    body: PullPatch,
+    body: PULL_PATCH,
     answers: { 200: PullSchema },
     handler: async ({ params, body }, ctx, services) => {
       const pull = await updatePull(services, ctx.state.repo, ctx.state.user, params.number, body);
@@ -185,7 +160,7 @@ export const pullRoutes: Route[] = [
     path: '/repos/{org}/{repo}/pulls/{number}/merge',
     summary: 'Merge a pull request with a merge commit (or a fast-forward)',
     access: 'repo:write',
-    body: Merge,
+    body: MERGE,
     bodyOptional: true,
     answers: { 200: MergeResultSchema },
     errors: [409],

@@ -1,26 +1,9 @@
 import { createRelease, findRelease, type Release } from '../domain/releases.ts';
 import { notFound } from '../http/errors.ts';
-import { text } from './fields.ts';
+import { NEW_RELEASE } from '../domain/inputs/releases.ts';
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
-
-// git's own rules are checked too; this keeps out what could never be a ref name.
-const refName = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\u0000]*$' } as const;
-
-const NewRelease = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['tag_name'],
-  properties: {
-    tag_name: refName,
-    name: text(0, 255),
-    body: text(0, 262144),
-    draft: { type: 'boolean' },
-    prerelease: { type: 'boolean' },
-    target_commitish: refName,
-  },
-} as const;
 
 const ReleaseSchema = named('Release', {
   type: 'object',
@@ -65,7 +48,7 @@ export const releaseRoutes: Route[] = [
     summary: 'Create a release, and its tag when it does not exist',
     tag: 'releases',
     access: 'repo:write',
-    body: NewRelease,
+    body: NEW_RELEASE,
     answers: { 201: ReleaseSchema },
     errors: [409],
     headers: { 201: ['Location'] },

@@ -1,29 +1,15 @@
 import type { RouteContext } from './context.ts';
 import { notifyDeliveries, type Services } from '../services.ts';
-import { notFound, validationFailed, type ErrorDetail } from '../http/errors.ts';
+import { notFound, validationFailed } from '../http/errors.ts';
 import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
-import { checkTarget, MAX_URL_LENGTH } from '../webhooks/target.ts';
-import { validBranchFilter } from '../webhooks/match.ts';
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type WebhookInput } from '../webhooks/store.ts';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
+import { checkWebhookInput, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
 import { resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, INT_OR_NULL, listOf, repoParams, TIME, TIME_OR_NULL } from './schemas.ts';
-
-const fields = {
-  url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH },
-  // `application/json` is the label forms show for `json` (GitHub's own form posts either).
-  content_type: { type: 'string', enum: ['json', 'application/json'] },
-  secret: { type: 'string', minLength: 1, maxLength: 1024 },
-  events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: WEBHOOK_EVENTS } },
-  active: { type: 'boolean' },
-  branch_filter: { type: ['string', 'null'], maxLength: 255 },
-} as const;
-
-const WebhookCreate = { type: 'object', additionalProperties: false, required: ['url'], properties: fields } as const;
-const WebhookUpdate = { type: 'object', additionalProperties: false, properties: fields } as const;
 
 const webhookProperties = {
   id: ID,
@@ -98,24 +84,6 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
   };
 }
 
-/** Checks what the schema cannot (URL target, glob) and normalizes (URL, content type, events); throws one 422 naming every problem. */
-async function checkInput(config: Config, input: Omit<WebhookInput, 'content_type'> & { content_type?: string }): Promise<WebhookInput> {
-  const details: ErrorDetail[] = [];
-  let url = input.url;
-  if (url !== undefined) {
-    const target = await checkTarget(config.webhookAllowedHosts, url);
-    if (target.problem) details.push({ path: '/url', message: target.problem });
-    url = target.url;
-  }
-  let branchFilter = input.branch_filter;
-  if (branchFilter === '') branchFilter = null;
-  if (typeof branchFilter === 'string' && !validBranchFilter(branchFilter)) details.push({ path: '/branch_filter', message: 'is not a valid glob' });
-  if (details.length > 0) throw validationFailed(details);
-  const events = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
-  const contentType = input.content_type === undefined ? undefined : ('json' as const);
-  return { ...input, url, content_type: contentType, branch_filter: branchFilter, events };
-}
-
 /** Loads the webhook of {id} in the repository loaded by the access rule, or 404. */
 async function hookOfRepo(params: { id: number }, ctx: RouteContext<'repo:admin'>, { db }: Services): Promise<Webhook> {
   const hook = await findWebhook(db, params.id);
@@ -143,11 +111,13 @@ export const webhookRoutes: Route[] = [
     method: 'post',
     path: '/repos/{org}/{repo}/webhooks',
     summary: 'Create a webhook (an active one is pinged at once)',
-    body: WebhookCreate,
+    body: WEBHOOK_CREATE,
     answers: { 201: WebhookCreatedSchema },
     headers: { 201: ['Location'] },
     handler: async ({ body }, ctx, services) => {
-      const input = await checkInput(services.config, body);
+      const checked = await checkWebhookInput(services.config, body);
+      if (checked.problems) throw validationFailed(checked.problems);
+      const { input } = checked;
       const created = await createWebhook(services.db, services.config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
       if (created.webhook.active) notifyDeliveries(services);
       ctx.status = 201;
@@ -181,12 +151,13 @@ export const webhookRoutes: Route[] = [
     id: 'updateWebhook',
     method: 'patch',
     summary: 'Change a webhook',
-    body: WebhookUpdate,
+    body: WEBHOOK_UPDATE,
     bodyOptional: true,
     answers: { 200: WebhookSchema },
     handler: async ({ body, loaded: hook }, ctx, services) => {
-      const input = await checkInput(services.config, body);
-      const updated = await updateWebhook(services.db, services.config, hook.id, input);
+      const checked = await checkWebhookInput(services.config, body);
+      if (checked.problems) throw validationFailed(checked.problems);
+      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];
     },

@@ -7,6 +7,7 @@ import { commitExists } from './refs.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
 import { validationFailed } from '../errors/wharfError.ts';
+import type { NewAgentAction } from './inputs/agentActions.ts';
 
 export type AgentTargetType = 'issue' | 'pull_request' | 'commit';
 
@@ -22,7 +23,7 @@ export interface AgentAction {
 }
 
 /** Checks that the target exists in the repository: 422 naming `/target/id` otherwise. */
-async function checkTarget(services: Services, repo: Repository, target: AgentAction['target']): Promise<void> {
+async function checkTarget(services: Services, repo: Repository, target: NewAgentAction['target']): Promise<void> {
   const bad = (message: string) => validationFailed([{ path: '/target/id', message }]);
   if (target.type === 'commit') {
     if (typeof target.id !== 'string' || !(await commitExists(services.config, repo, target.id)))
@@ -36,12 +37,7 @@ async function checkTarget(services: Services, repo: Repository, target: AgentAc
 }
 
 /** Records an agent's action, raising `agent performed`. */
-export async function recordAgentAction(
-  services: Services,
-  repo: Repository,
-  sender: User,
-  input: Omit<AgentAction, 'id' | 'created_at'>,
-): Promise<AgentAction> {
+export async function recordAgentAction(services: Services, repo: Repository, sender: User, input: NewAgentAction): Promise<AgentAction> {
   await checkTarget(services, repo, input.target);
   return withEvents(services, async (trx, raise) => {
     const now = Date.now();

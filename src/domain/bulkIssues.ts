@@ -5,20 +5,7 @@ import type { Repository } from './repos.ts';
 import { chunksFor, insertValues, lockRepository } from './batch.ts';
 import { replaceLabels } from './labels.ts';
 import { conflict, type ErrorDetail } from '../errors/wharfError.ts';
-
-/** One record of a bulk import, already validated. */
-export interface BulkIssue {
-  number: number;
-  title: string;
-  body?: string;
-  labels?: string[];
-  assignees?: string[];
-  state?: 'open' | 'closed';
-  created_at?: string;
-  closed_at?: string;
-}
-
-export type OnConflict = 'error' | 'skip' | 'update';
+import type { BulkIssue, OnConflict } from './inputs/bulkIssues.ts';
 
 export interface BulkResult {
   created: number;

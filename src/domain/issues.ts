@@ -8,6 +8,7 @@ import { labelsOf, replaceLabels } from './labels.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
 import { conflict } from '../errors/wharfError.ts';
+import type { IssuePatch, NewIssue } from './inputs/issues.ts';
 
 export type IssueState = 'open' | 'closed';
 export type IssueKind = 'issue' | 'pull';
@@ -27,15 +28,6 @@ export interface Issue {
   created_at: number;
   updated_at: number;
   closed_at: number | null;
-}
-
-/** Fields a caller may change on an issue (and, but for labels and assignees, on a pull request). */
-export interface IssuePatch {
-  title?: string;
-  body?: string;
-  state?: IssueState;
-  labels?: string[];
-  assignees?: string[];
 }
 
 type Conn = Db | Knex.Transaction;
@@ -114,7 +106,7 @@ export async function insertIssue(
   trx: Knex.Transaction,
   repo: Repository,
   author: User,
-  input: { kind: IssueKind; title: string; body?: string; labels?: string[]; assignees?: string[] },
+  input: NewIssue & { kind: IssueKind },
 ): Promise<{ id: number; number: number }> {
   const number = await allocateNumber(trx, repo.id);
   const now = Date.now();
@@ -165,7 +157,7 @@ export async function patchIssue(trx: Knex.Transaction, issue: Issue, patch: Iss
 }
 
 /** Opens an issue and raises `issue opened` in the same transaction. */
-export async function createIssue(services: Services, repo: Repository, author: User, input: Omit<IssuePatch, 'state'> & { title: string }): Promise<Issue> {
+export async function createIssue(services: Services, repo: Repository, author: User, input: NewIssue): Promise<Issue> {
   return withEvents(services, async (trx, raise) => {
     const { number } = await insertIssue(trx, repo, author, { kind: 'issue', ...input });
     const issue = (await findIssue(trx, repo, number))!;

@@ -6,6 +6,7 @@ import { insertedId } from './batch.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
 import { PIPELINE_STATUSES } from './payloads/schemas/pipeline.ts';
+import type { NewPipeline } from './inputs/pipelines.ts';
 
 /** A pipeline's statuses: the payload schema's list, so the two cannot differ. */
 export { PIPELINE_STATUSES };
@@ -33,12 +34,7 @@ export async function findPipeline(db: Db, repo: Repository, id: number): Promis
 }
 
 /** Records a new pipeline, raising `pipeline status_changed` with no previous status. */
-export async function createPipeline(
-  services: Services,
-  repo: Repository,
-  author: User,
-  input: { name: string; ref: string; sha: string; status: PipelineStatus },
-): Promise<Pipeline> {
+export async function createPipeline(services: Services, repo: Repository, author: User, input: NewPipeline): Promise<Pipeline> {
   return withEvents(services, async (trx, raise) => {
     const now = Date.now();
     const [row] = await trx('pipelines')

@@ -10,6 +10,7 @@ import { branchCommit } from './refs.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent, type Sender } from './payloads/index.ts';
 import { validationFailed } from '../errors/wharfError.ts';
+import type { NewPull, PullPatch } from './inputs/pulls.ts';
 
 /** A pull request: its `issues` row (kind 'pull') and the branches it merges. */
 export interface PullRequest extends Issue {
@@ -65,12 +66,7 @@ async function requireBranch(services: Services, repo: Repository, field: string
 }
 
 /** Opens a pull request from `head` into `base` (both existing branches), raising `pull_request opened`. */
-export async function createPull(
-  services: Services,
-  repo: Repository,
-  author: User,
-  input: { title: string; body?: string; head: string; base?: string },
-): Promise<PullRequest> {
+export async function createPull(services: Services, repo: Repository, author: User, input: NewPull): Promise<PullRequest> {
   const base = input.base ?? repo.default_branch;
   if (base === input.head) throw validationFailed([{ path: '/head', message: 'must differ from base' }]);
   const [headSha, baseSha] = [await requireBranch(services, repo, 'head', input.head), await requireBranch(services, repo, 'base', base)];
@@ -84,13 +80,7 @@ export async function createPull(
 }
 
 /** Changes a pull request's title, body, base or state, raising `edited`, `closed` or `reopened`; undefined when there is no such pull request. */
-export async function updatePull(
-  services: Services,
-  repo: Repository,
-  sender: User,
-  number: number,
-  patch: { title?: string; body?: string; state?: IssueState; base?: string },
-): Promise<PullRequest | undefined> {
+export async function updatePull(services: Services, repo: Repository, sender: User, number: number, patch: PullPatch): Promise<PullRequest | undefined> {
   const current = await findPull(services.db, repo, number);
   if (!current) return undefined;
   if (current.merged && patch.state === 'open') throw validationFailed([{ path: '/state', message: 'a merged pull request cannot be reopened' }]);

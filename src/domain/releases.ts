@@ -10,6 +10,7 @@ import { producerEvent } from './payloads/index.ts';
 import { pushEventsFor } from '../pushes/events.ts';
 import { git } from '../git/run.ts';
 import { conflict, validationFailed } from '../errors/wharfError.ts';
+import type { NewRelease } from './inputs/releases.ts';
 
 /** A release: a tag with a name, notes and flags. */
 export interface Release {
@@ -23,15 +24,6 @@ export interface Release {
   author: string | null;
   created_at: number;
   published_at: number | null;
-}
-
-export interface NewRelease {
-  tag_name: string;
-  name?: string;
-  body?: string;
-  draft?: boolean;
-  prerelease?: boolean;
-  target_commitish?: string;
 }
 
 /** A release of a repository by id, or undefined. */

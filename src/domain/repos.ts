@@ -4,9 +4,10 @@ import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
 import { alreadyExists } from '../errors/wharfError.ts';
+import type { Visibility } from './visibility.ts';
+import type { NewRepository } from './inputs/repos.ts';
 
-export type Visibility = 'public' | 'internal' | 'private';
-export const VISIBILITIES: Visibility[] = ['public', 'internal', 'private'];
+export { VISIBILITIES, type Visibility } from './visibility.ts';
 
 /** A repository row joined with its organization's name. */
 export interface Repository {
@@ -56,13 +57,9 @@ export async function listRepositories(db: Db, org: Org, user: User | null): Pro
  * Creates a repository row and its bare Git repository. The row is written in a
  * transaction that commits only once the directory exists, so neither outlives a failure.
  */
-export async function createRepository(
-  db: Db,
-  config: Config,
-  input: { org: Org; name: string; visibility?: Visibility; defaultBranch?: string; description?: string },
-): Promise<Repository> {
+export async function createRepository(db: Db, config: Config, input: NewRepository & { org: Org }): Promise<Repository> {
   const dir = repoDir(config.reposDir, input.org.name, input.name);
-  const defaultBranch = input.defaultBranch ?? 'main';
+  const defaultBranch = input.default_branch ?? 'main';
   const id = await db.transaction(async (trx) => {
     const now = Date.now();
     const [row] = await trx('repositories')

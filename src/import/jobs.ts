@@ -11,6 +11,7 @@ import type { Org, User } from '../domain/accounts.ts';
 import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './url.ts';
 import { sealCredentials } from '../secrets/credentials.ts';
 import { conflict, validationFailed, type WharfError } from '../errors/wharfError.ts';
+import type { ImportRequest } from './input.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -41,16 +42,6 @@ export interface ImportJob {
   result: string | null;
   created_at: number;
   finished_at: number | null;
-}
-
-/** An import request, as the API and the CLI take it. */
-export interface ImportRequest {
-  source_url: string;
-  name: string;
-  visibility?: string;
-  auth_username?: string;
-  auth_password?: string;
-  lfs_url?: string;
 }
 
 /** Where a job keeps its repository until it is moved into place: under REPOS_DIR, so the move is a rename. */

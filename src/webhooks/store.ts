@@ -9,16 +9,7 @@ import { insertPing } from './ping.ts';
 import type { Repository } from '../domain/repos.ts';
 import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
-
-/** Fields a caller sets on a webhook; all optional on update. */
-export interface WebhookInput {
-  url?: string;
-  content_type?: 'json';
-  secret?: string;
-  events?: string[];
-  active?: boolean;
-  branch_filter?: string | null;
-}
+import type { WebhookInput } from './input.ts';
 
 /** Why a create or update was refused: a `validation_failed` naming the field (a JSON Pointer). */
 const refused = (path: string, message: string) => validationFailed([{ path, message }]);

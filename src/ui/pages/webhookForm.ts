@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
+import { WEBHOOK_FIELDS } from '../../webhooks/input.ts';
 
 /** The event types a webhook can subscribe to (SPEC §6), with the labels the form shows. */
 export const EVENT_TYPES: [string, string][] = [
@@ -87,13 +88,13 @@ export function webhookForm(ctx: Context, action: string, values: HookValues, er
   ${csrfField(ctx)}
   ${general}
   <label for="url">Payload URL</label>
-  <input id="url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/hooks/wharf" value="${values.url}" ${invalid(errors, 'url')}>
+  <input id="url" name="url" type="url" required maxlength="${WEBHOOK_FIELDS.url.maxLength}" placeholder="https://example.com/hooks/wharf" value="${values.url}" ${invalid(errors, 'url')}>
   ${fieldError(errors, 'url')}
   <label for="content_type">Content type</label>
   <select id="content_type" name="content_type"><option value="json" selected>application/json</option></select>
   ${fieldError(errors, 'content_type')}
   <label for="secret">Secret</label>
-  <input id="secret" name="secret" type="password" autocomplete="new-password" maxlength="1024" value="" ${invalid(errors, 'secret')}>
+  <input id="secret" name="secret" type="password" autocomplete="new-password" maxlength="${WEBHOOK_FIELDS.secret.maxLength}" value="" ${invalid(errors, 'secret')}>
   <p class="hint">${editing ? 'A secret is set. Leave this empty to keep it; type a new one to replace it.' : 'Leave empty and Wharf generates one (shown once, after saving).'}</p>
   ${fieldError(errors, 'secret')}
   <fieldset class="events">
@@ -108,7 +109,7 @@ export function webhookForm(ctx: Context, action: string, values: HookValues, er
     ${fieldError(errors, 'events')}
   </fieldset>
   <label for="branch_filter">Branch filter <span class="muted">(optional, push events)</span></label>
-  <input id="branch_filter" name="branch_filter" maxlength="255" placeholder="main or release/*" value="${values.branchFilter}" ${invalid(errors, 'branch_filter')}>
+  <input id="branch_filter" name="branch_filter" maxlength="${WEBHOOK_FIELDS.branch_filter.maxLength}" placeholder="main or release/*" value="${values.branchFilter}" ${invalid(errors, 'branch_filter')}>
   ${fieldError(errors, 'branch_filter')}
   <label class="choice"><input type="checkbox" name="active" ${checked(values.active)}> Active <span class="muted">— deliveries are sent when events happen</span></label>
   ${fieldError(errors, 'active')}

@@ -5,6 +5,7 @@ import type { User } from '../../domain/accounts.ts';
 import { orgsOf } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
 import { cancelImportJob, createImportJob, findImportJob, type ImportJob as JobRow } from '../../import/jobs.ts';
+import { NEW_IMPORT } from '../../import/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import type { ImportResult } from '../../import/finalize.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
@@ -50,7 +51,9 @@ function jobView(job: JobRow): ImportJob {
 }
 
 /** The bounds the REST API's schema puts on an import request's fields. */
-const LIMITS: Record<string, number> = { source_url: 2048, auth_username: 255, auth_password: 4096, lfs_url: 2048 };
+const LIMITS: Record<string, number> = Object.fromEntries(
+  (['source_url', 'auth_username', 'auth_password', 'lfs_url'] as const).map((field) => [field, NEW_IMPORT.properties[field].maxLength]),
+);
 
 const FINISHED = ['succeeded', 'failed', 'canceled'];
 const LABELS: Record<string, string> = { queued: 'Waiting to start', cloning: 'Cloning', fetching_lfs: 'Fetching LFS objects', finalizing: 'Finalizing' };

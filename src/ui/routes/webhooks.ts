@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
-import { checkWebhookInput } from '../../domain/webhookInput.ts';
 import type { Webhook } from '../../webhooks/model.ts';
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type WebhookInput } from '../../webhooks/store.ts';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../../webhooks/store.ts';
+import { checkWebhookInput, type WebhookInput } from '../../webhooks/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
 import { resultLabel } from '../../webhooks/deliveries.ts';
@@ -89,7 +89,7 @@ function eventsLabel(events: string[]): string {
 async function toInput(services: Services, values: HookValues, editing: boolean): Promise<{ input?: WebhookInput; errors?: FieldErrors }> {
   const events = chosenEvents(values);
   if (events.length === 0) return { errors: { events: ['Choose at least one event.'] } };
-  const body: WebhookInput = { url: values.url, content_type: 'json', events, active: values.active };
+  const body: Record<string, unknown> = { url: values.url, content_type: 'json', events, active: values.active };
   if (values.secret !== '') body.secret = values.secret;
   if (values.branchFilter !== '') body.branch_filter = values.branchFilter;
   else if (editing) body.branch_filter = null;

@@ -1,6 +1,4 @@
-import { MAX_INT } from './params.ts';
-
-export { MAX_INT };
+import { NAME_PATTERN } from '../names.ts';
 
 /**
  * A free-text field. NUL is refused because Postgres cannot store it in text
@@ -9,3 +7,6 @@ export { MAX_INT };
 export function text<const Min extends number, const Max extends number>(minLength: Min, maxLength: Max) {
   return { type: 'string', minLength, maxLength, pattern: '^[^\\u0000]*$' } as const;
 }
+
+/** A login, organization or repository name (isValidName's further rules are checked by the callers). */
+export const NAME = { type: 'string', pattern: NAME_PATTERN } as const;

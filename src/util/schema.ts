@@ -1,0 +1,56 @@
+import Ajv, { type ErrorObject, type Options } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { validationFailed, type ErrorDetail } from '../errors/wharfError.ts';
+
+// RFC 3339 allows a leap second (`23:59:60`) that Date.parse cannot read (NaN would reach the database as a 500):
+// a `date-time` must also be a time JavaScript can hold, as Go's time.Parse (Gitea) requires too.
+const rfc3339 = addFormats.default.get('date-time') as { validate: (s: string) => boolean };
+
+/** An ajv instance with the formats of ajv-formats, `date-time` read as above. */
+export function newAjv(options: Options) {
+  const ajv = new Ajv.default(options);
+  addFormats.default(ajv);
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) });
+  return ajv;
+}
+
+/** The ajv of inputs (bodies, paths, queries, forms): every failure named, defaults filled in. */
+export const inputAjv = newAjv({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
+
+/** Turns ajv errors into SPEC §4 details: a JSON Pointer to the failing value and a message. */
+export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  return (errors ?? []).map((e) => {
+    let path = prefix + e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      path += `/${(e.params as any).missingProperty}`;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      path += `/${(e.params as any).additionalProperty}`;
+      message = 'is not a known field';
+    }
+    return { path: path || '/', message };
+  });
+}
+
+/** Compiles a JSON schema once; the returned check answers the details of every failure, none when the value matches. */
+export function compileDetails(schema: object, prefix = ''): (value: unknown) => ErrorDetail[] {
+  const check = inputAjv.compile(schema);
+  return (value: unknown) => (check(value) ? [] : toDetails(check.errors, prefix));
+}
+
+/** Compiles a JSON schema once; the returned parser checks a value and returns it typed, or throws a 422 naming every failure. */
+export function compile<const S extends JSONSchema>(schema: S, prefix = ''): (value: unknown) => FromSchema<S> {
+  const parse = compileUntyped(schema as object, prefix);
+  return (value: unknown) => parse(value) as FromSchema<S>;
+}
+
+/** compile() for callers that type the value themselves (the route registry, whose schemas are only known as JSONSchema there). */
+export function compileUntyped(schema: object, prefix = ''): (value: unknown) => unknown {
+  const check = inputAjv.compile(schema);
+  return (value: unknown) => {
+    if (!check(value)) throw validationFailed(toDetails(check.errors, prefix));
+    return value;
+  };
+}

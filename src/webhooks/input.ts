@@ -1,0 +1,61 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import type { Config } from '../config.ts';
+import type { ErrorDetail } from '../errors/wharfError.ts';
+import { compileDetails } from '../util/schema.ts';
+import { WEBHOOK_EVENTS } from './model.ts';
+import { checkTarget, MAX_URL_LENGTH } from './target.ts';
+import { validBranchFilter } from './match.ts';
+
+/** A webhook's fields as a caller sends them (SPEC §5.2); the web UI's form reads its bounds here too. */
+export const WEBHOOK_FIELDS = {
+  url: { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH },
+  // `application/json` is the label forms show for `json` (GitHub's own form posts either).
+  content_type: { type: 'string', enum: ['json', 'application/json'] },
+  secret: { type: 'string', minLength: 1, maxLength: 1024 },
+  events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: WEBHOOK_EVENTS } },
+  active: { type: 'boolean' },
+  branch_filter: { type: ['string', 'null'], maxLength: 255 },
+} as const;
+
+/** A webhook to create: its URL at least. */
+export const WEBHOOK_CREATE = { type: 'object', additionalProperties: false, required: ['url'], properties: WEBHOOK_FIELDS } as const;
+
+/** A change to a webhook: any of its fields. */
+export const WEBHOOK_UPDATE = { type: 'object', additionalProperties: false, properties: WEBHOOK_FIELDS } as const;
+
+/** A webhook's fields as sent, all optional. */
+export type WebhookFields = FromSchema<typeof WEBHOOK_UPDATE>;
+
+/** Fields a caller sets on a webhook, checked and normalized (the content type is `json` whichever way it was named); all optional on update. */
+export type WebhookInput = Omit<WebhookFields, 'content_type'> & { content_type?: 'json' };
+
+const schemaProblems = compileDetails(WEBHOOK_UPDATE);
+
+/**
+ * Checks a webhook's fields, as the REST API sends them or the web UI's form gives them:
+ * the schema, then what it cannot express (the URL's target and the host policy, the
+ * branch glob), and normalizes them (URL, content type, events, an empty branch filter
+ * as none). Every problem is named (a JSON Pointer and a message), or the input is
+ * returned ready for the store.
+ */
+export async function checkWebhookInput(config: Config, fields: unknown): Promise<{ input: WebhookInput; problems?: undefined } | { problems: ErrorDetail[] }> {
+  const problems = schemaProblems(fields);
+  if (problems.some((p) => p.path === '/')) return { problems };
+  const failed = (field: string) => problems.some((p) => p.path === `/${field}` || p.path.startsWith(`/${field}/`));
+  const input = fields as WebhookFields;
+  let url = input.url;
+  if (url !== undefined && !failed('url')) {
+    const target = await checkTarget(config.webhookAllowedHosts, url);
+    if (target.problem) problems.push({ path: '/url', message: target.problem });
+    url = target.url;
+  }
+  let branchFilter = input.branch_filter;
+  if (branchFilter === '') branchFilter = null;
+  if (typeof branchFilter === 'string' && !failed('branch_filter') && !validBranchFilter(branchFilter)) {
+    problems.push({ path: '/branch_filter', message: 'is not a valid glob' });
+  }
+  if (problems.length > 0) return { problems };
+  const events: WebhookInput['events'] = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
+  const contentType = input.content_type === undefined ? undefined : ('json' as const);
+  return { input: { ...input, url, content_type: contentType, branch_filter: branchFilter, events } };
+}
