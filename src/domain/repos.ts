@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
 import { alreadyExists } from '../errors/wharfError.ts';
+import { errorCode } from '../errors/thrown.ts';
 
 export type Visibility = 'public' | 'internal' | 'private';
 export const VISIBILITIES: Visibility[] = ['public', 'internal', 'private'];
@@ -78,8 +79,8 @@ export async function createRepository(
       .returning('id');
     try {
       await initBareRepository(dir, defaultBranch);
-    } catch (err: any) {
-      if (err?.code === 'EEXIST') throw alreadyExists(`Repository directory ${input.org.name}/${input.name}.git already exists`);
+    } catch (err) {
+      if (errorCode(err) === 'EEXIST') throw alreadyExists(`Repository directory ${input.org.name}/${input.name}.git already exists`);
       throw err;
     }
     return typeof row === 'object' ? row.id : row;
