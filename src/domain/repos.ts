@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
@@ -29,7 +30,13 @@ export interface Access {
   admin: boolean;
 }
 
-function toRepository(row: any): Repository {
+/** A `repositories` row with its organization's name, as either driver gives it. */
+interface RepositoryRow extends Omit<Repository, 'created_at' | 'updated_at'> {
+  created_at: DbInt;
+  updated_at: DbInt;
+}
+
+function toRepository(row: RepositoryRow): Repository {
   return { ...row, created_at: Number(row.created_at), updated_at: Number(row.updated_at) };
 }
 
