@@ -82,7 +82,7 @@ export async function renderMetrics(services: Services): Promise<string> {
 export function metricsMount(app: Koa, services: Services) {
   app.use(async (ctx, next) => {
     if (ctx.path !== '/metrics' || ctx.method !== 'GET') return next();
-    (ctx as any)._matchedRoute = '/metrics';
+    ctx._matchedRoute = '/metrics';
     ctx.type = metricsRegistry(services).contentType;
     ctx.body = await renderMetrics(services);
   });
