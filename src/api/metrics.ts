@@ -25,7 +25,7 @@ function databaseGauge<L extends string>(
     registers: [registry],
     async collect() {
       this.reset();
-      await read((labels, n) => (labelNames.length ? this.set(labels as any, n) : this.set(n)));
+      await read((labels, n) => (labelNames.length ? this.set(labels, n) : this.set(n)));
     },
   });
 }

@@ -16,10 +16,10 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
-      path += `/${(e.params as any).missingProperty}`;
+      path += `/${(e.params as { missingProperty: string }).missingProperty}`;
       message = 'is required';
     } else if (e.keyword === 'additionalProperties') {
-      path += `/${(e.params as any).additionalProperty}`;
+      path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
       message = 'is not a known field';
     }
     return { path: path || '/', message };
@@ -65,7 +65,7 @@ const DECIMAL = /^(0|[1-9]\d{0,15})$/;
  * stays a string for the schema to refuse.
  */
 export function fromStrings(schema: JSONSchema, raw: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const properties = (typeof schema === 'object' && (schema as { properties?: Record<string, any> }).properties) || {};
+  const properties = (typeof schema === 'object' && (schema as { properties?: Record<string, { type?: unknown }> }).properties) || {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     const text = Array.isArray(value) ? value[value.length - 1] : value;
