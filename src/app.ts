@@ -27,7 +27,7 @@ export function createApp(services: Services, mounts: Mount[] = []): Koa {
   app.on('error', (err) => services.log.debug({ err }, 'koa error after response'));
   // Every body reader (JSON, forms, LFS, Git) finds its deadlines here.
   const deadlines: BodyDeadlines = { idleMs: services.config.requestIdleTimeoutMs, totalMs: services.config.requestBodyTimeoutMs };
-  (app.context as any).bodyDeadlines = deadlines;
+  app.context.bodyDeadlines = deadlines;
   // SPEC §7.8: no answer (API, UI, Git, LFS, errors) may be sniffed into another type.
   app.use((ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');

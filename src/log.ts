@@ -11,6 +11,6 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
         censor: '[redacted]',
       },
     },
-    destination as any,
+    destination,
   );
 }

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { Gauge, type Registry } from 'prom-client';
 import type { Services } from '../services.ts';
-import type { Db } from '../db/connect.ts';
+import { countBy, countRows } from '../db/rows.ts';
 import { familyOf, metricsRegistry } from '../metrics/registry.ts';
 import { deliveryMetrics } from '../delivery/metrics.ts';
 import { pushMetrics } from '../pushes/metrics.ts';
@@ -9,12 +9,6 @@ import { pendingPushRecords } from '../pushes/records.ts';
 import { parkedPushRecords } from '../pushes/parking.ts';
 import { parkedImports } from '../import/parked.ts';
 import { parkedDeliveries } from '../delivery/parked.ts';
-
-async function groupCounts(db: Db, table: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const row of (await db(table).groupBy('status').select('status').count({ n: '*' })) as any[]) out.set(String(row.status), Number(row.n));
-  return out;
-}
 
 /** A gauge whose samples are read from the database at each scrape, so they hold across processes. */
 function databaseGauge<L extends string>(
@@ -31,7 +25,7 @@ function databaseGauge<L extends string>(
     registers: [registry],
     async collect() {
       this.reset();
-      await read((labels, n) => (labelNames.length ? this.set(labels as any, n) : this.set(n)));
+      await read((labels, n) => (labelNames.length ? this.set(labels, n) : this.set(n)));
     },
   });
 }
@@ -41,15 +35,14 @@ function databaseFamilies(services: Services): void {
   const { db } = services;
   familyOf(services, 'database', (registry) => {
     databaseGauge(registry, 'wharf_deliveries', 'Webhook deliveries kept, by result.', ['result'], async (set) => {
-      const counts = await groupCounts(db, 'deliveries');
+      const counts = await countBy(db('deliveries'), 'status');
       for (const result of ['success', 'failed', 'pending']) set({ result }, counts.get(result) ?? 0);
     });
     databaseGauge(registry, 'wharf_delivery_queue_depth', 'Pending deliveries due now (waiting or in flight).', [], async (set) => {
-      const [{ due }] = (await db('deliveries').where('status', 'pending').where('next_attempt_at', '<=', Date.now()).count({ due: '*' })) as any[];
-      set({}, Number(due));
+      set({}, await countRows(db('deliveries').where('status', 'pending').where('next_attempt_at', '<=', Date.now())));
     });
     databaseGauge(registry, 'wharf_imports', 'Repository imports, by status.', ['status'], async (set) => {
-      for (const [status, n] of await groupCounts(db, 'import_jobs')) set({ status }, n);
+      for (const [status, n] of await countBy(db('import_jobs'), 'status')) set({ status }, n);
     });
     databaseGauge(
       registry,
@@ -89,7 +82,7 @@ export async function renderMetrics(services: Services): Promise<string> {
 export function metricsMount(app: Koa, services: Services) {
   app.use(async (ctx, next) => {
     if (ctx.path !== '/metrics' || ctx.method !== 'GET') return next();
-    (ctx as any)._matchedRoute = '/metrics';
+    ctx._matchedRoute = '/metrics';
     ctx.type = metricsRegistry(services).contentType;
     ctx.body = await renderMetrics(services);
   });

@@ -32,7 +32,7 @@ export function knexConfig(databaseUrl: string): Knex.Config {
       pool: {
         min: 1,
         max: 1,
-        afterCreate(conn: any, done: (err: Error | null, conn: unknown) => void) {
+        afterCreate(conn: { pragma(source: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
           conn.pragma('journal_mode = WAL');
           conn.pragma('synchronous = NORMAL');
           conn.pragma('foreign_keys = ON');
@@ -43,6 +43,33 @@ export function knexConfig(databaseUrl: string): Knex.Config {
     };
   }
   return { client: 'pg', connection: databaseUrl, migrations, pool: { min: 0, max: 10 } };
+}
+
+/**
+ * Knex's pool of driver connections (node-postgres clients, or the one better-sqlite3
+ * database), for the few statements run on a connection itself. Knex types these methods
+ * `any`; `C` is the caller's view of the driver's connection.
+ */
+export interface ConnectionPool<C> {
+  acquireConnection(): Promise<C>;
+  releaseConnection(conn: C): Promise<unknown>;
+}
+
+/** The connection pool of a database's Knex client. */
+export function connectionPool<C>(db: Knex): ConnectionPool<C> {
+  return db.client as ConnectionPool<C>;
+}
+
+/** The parts of Knex's client and transactions immediateTransactions changes (Knex internals, untyped). */
+interface TransactionFactory {
+  transaction(...args: unknown[]): KnexTransactionInternals;
+}
+
+interface KnexTransactionInternals {
+  /** Sends the statement that begins the transaction on its connection. */
+  begin(conn: unknown): unknown;
+  /** Sends one statement on the transaction's connection. */
+  query(conn: unknown, sql: string): unknown;
 }
 
 /** Opens the database of a DATABASE_URL. */
@@ -60,7 +87,7 @@ export function connect(databaseUrl: string): Knex {
  * SQLITE_BUSY_SNAPSHOT, while an immediate one waits its turn (busy_timeout).
  */
 function immediateTransactions(db: Knex): void {
-  const client = db.client as any;
+  const client = db.client as TransactionFactory;
   const transaction = client.transaction.bind(client);
   client.transaction = (...args: unknown[]) => {
     const trx = transaction(...args);

@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
 
@@ -24,6 +25,22 @@ export interface Claimed {
   body: Buffer;
   url: string;
   secret: string;
+}
+
+/** A row of the claim statement, as either driver gives it. */
+interface ClaimRow {
+  id: DbInt;
+  webhook_id: number;
+  guid: string;
+  event: string;
+  attempts: number;
+  claims: number;
+  interruptions: number;
+  /** Text from Postgres, bytes from SQLite; null when the event is gone. */
+  body: string | Uint8Array | null;
+  /** Null, as the secret, when the webhook is gone. */
+  url: string | null;
+  secret: string | null;
 }
 
 /**
@@ -61,14 +78,14 @@ export async function claimDue(
   // The first-delay condition only when there is a first delay: without it, the due index alone answers.
   const delayed = firstDelayMs > 0;
   const firstDue = now - firstDelayMs;
-  let rows: any[];
+  let rows: ClaimRow[];
   if (isPostgres(db)) {
     const [name, text] = delayed ? ['wharf_claim_due_delayed', CLAIM_POSTGRES_DELAYED] : ['wharf_claim_due', CLAIM_POSTGRES];
-    rows = (await preparedQuery(db, name, text, [owner, now + leaseMs, now, limit, ...(delayed ? [firstDue] : [])])).rows;
+    rows = (await preparedQuery<ClaimRow>(db, name, text, [owner, now + leaseMs, now, limit, ...(delayed ? [firstDue] : [])])).rows;
   } else {
     // A statement prepared once (Knex would build and prepare it per call), run by the dispatcher's SQLite runner.
     const params = { owner, leaseEnd: now + leaseMs, now, limit, ...(delayed ? { firstDue } : {}) };
-    [rows] = (await sqlite([{ sql: delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE, params, mode: 'all' }], false)) as any[][];
+    [rows] = (await sqlite([{ sql: delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE, params, mode: 'all' }], false)) as ClaimRow[][];
   }
   const claimed: Claimed[] = [];
   for (const r of rows) {
@@ -83,7 +100,7 @@ export async function claimDue(
       hookId: Number(r.webhook_id),
       body: bytes(r.body),
       url: r.url,
-      secret: r.secret,
+      secret: r.secret!, // there with the URL
     });
   }
   return claimed;

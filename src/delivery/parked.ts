@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.ts';
+import { countRows } from '../db/rows.ts';
 
 /** How many deliveries are parked (failed with a `parked:` error), for /metrics' wharf_parked{kind="delivery"}; the partial index deliveries_parked answers it. */
 export async function parkedDeliveries(db: Db): Promise<number> {
-  const [row] = (await db('deliveries').where('status', 'failed').where('error', 'like', 'parked:%').count({ n: '*' })) as any[];
-  return Number(row.n);
+  return countRows(db('deliveries').where('status', 'failed').where('error', 'like', 'parked:%'));
 }

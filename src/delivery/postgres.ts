@@ -1,17 +1,23 @@
-import type { Db } from '../db/connect.ts';
+import { connectionPool, type Db } from '../db/connect.ts';
+
+/** The part of a node-postgres connection used here. */
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
 
 /**
  * Runs one of the dispatcher's hot statements on a pooled Postgres connection as a named
  * (prepared) statement: node-postgres prepares it once per connection and later calls
  * only bind and execute, so Postgres does not plan it again on every claim or result
  * write. Statements given a name must keep the same text (the name stands for it).
+ * `R` is the row the statement returns, as node-postgres gives it.
  */
-export async function preparedQuery(db: Db, name: string, text: string, values: unknown[]): Promise<{ rows: any[]; rowCount: number }> {
-  const client = db.client as any;
+export async function preparedQuery<R = unknown>(db: Db, name: string, text: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+  const client = connectionPool<PgConnection>(db);
   const conn = await client.acquireConnection();
   try {
     const result = await conn.query({ name, text, values });
-    return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
   } finally {
     await client.releaseConnection(conn);
   }

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { errorCause, errorCode, errorName } from '../errors/thrown.ts';
 
 /** Most of a response body that is read and kept (SPEC §5.2). */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -15,10 +16,10 @@ export interface Outcome {
 }
 
 /** The short, secret-free error text of SPEC §5.3 for a failed connection, by error class and code. */
-export function errorText(err: any): string {
-  const code = err?.code ?? err?.cause?.code;
+export function errorText(err: unknown): string {
+  const code = errorCode(err) ?? errorCode(errorCause(err));
   if (
-    err?.name === 'TimeoutError' ||
+    errorName(err) === 'TimeoutError' ||
     code === 'UND_ERR_HEADERS_TIMEOUT' ||
     code === 'UND_ERR_BODY_TIMEOUT' ||
     code === 'UND_ERR_CONNECT_TIMEOUT' ||

@@ -1,4 +1,5 @@
-import type { Db } from '../db/connect.ts';
+import type { Knex } from 'knex';
+import { connectionPool, type Db } from '../db/connect.ts';
 
 /** One statement of a SqliteRunner call: 'all' returns the rows, 'run' the number of rows changed. */
 export interface SqlStep {
@@ -13,11 +14,11 @@ export type SqliteRunner = (steps: SqlStep[], transaction: boolean) => Promise<u
 /** The parts of a better-sqlite3 connection used here. */
 interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
-  transaction<T extends (...args: any[]) => any>(fn: T): T & { immediate: T };
+  transaction<F extends (...args: never[]) => unknown>(fn: F): F & { immediate: F };
 }
 
 interface SqliteStatement {
-  all(...params: unknown[]): any[];
+  all(...params: unknown[]): unknown[];
   run(...params: unknown[]): { changes: number };
 }
 
@@ -50,8 +51,8 @@ function runSteps(conn: SqliteConnection, steps: SqlStep[]): unknown[] {
  */
 export function mainConnectionRunner(db: Db): SqliteRunner {
   return async (steps, transaction) => {
-    const client = db.client as any;
-    const conn: SqliteConnection = await client.acquireConnection();
+    const client = connectionPool<SqliteConnection>(db);
+    const conn = await client.acquireConnection();
     try {
       return transaction ? conn.transaction(runSteps).immediate(conn, steps) : runSteps(conn, steps);
     } finally {
@@ -62,6 +63,6 @@ export function mainConnectionRunner(db: Db): SqliteRunner {
 
 /** The file of a SQLite database, or null when it has none (`:memory:`). */
 export function sqliteFile(db: Db): string | null {
-  const filename = (db.client as any).config.connection?.filename as string | undefined;
+  const filename = (db.client.config.connection as Knex.Sqlite3ConnectionConfig | undefined)?.filename;
   return filename && filename !== ':memory:' ? filename : null;
 }

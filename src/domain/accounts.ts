@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import type { DbBool, DbInt } from '../db/rows.ts';
 
 /** An authenticated user. */
 export interface User {
@@ -17,7 +18,15 @@ export interface Org {
   created_at: number;
 }
 
-function toUser(row: any): User {
+/** A `users` row as either driver gives it. */
+interface UserRow {
+  id: number;
+  login: string;
+  is_admin: DbBool;
+  created_at: DbInt;
+}
+
+function toUser(row: UserRow): User {
   return { id: row.id, login: row.login, is_admin: Boolean(row.is_admin), created_at: Number(row.created_at) };
 }
 

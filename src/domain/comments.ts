@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { insertedId } from './batch.ts';
@@ -26,7 +27,18 @@ function commentRows(db: Conn) {
   return db('comments as c').leftJoin('users as u', 'u.id', 'c.author_id').select('c.*', 'u.login as author');
 }
 
-function toComment(r: any): Comment {
+/** A `comments` row with its author's login (commentRows), as either driver gives it. */
+interface CommentRow {
+  id: number;
+  issue_id: number;
+  body: string;
+  author: string | null;
+  author_id: number | null;
+  created_at: DbInt;
+  updated_at: DbInt;
+}
+
+function toComment(r: CommentRow): Comment {
   return {
     id: Number(r.id),
     issue_id: Number(r.issue_id),

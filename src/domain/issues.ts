@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { insertedId, lockRepository } from './batch.ts';
@@ -39,8 +40,25 @@ function issueRows(db: Conn) {
   return db('issues as i').leftJoin('users as u', 'u.id', 'i.author_id').select('i.*', 'u.login as author');
 }
 
+/** An `issues` row with its author's login (issueRows), as either driver gives it. */
+interface IssueRow {
+  id: number;
+  repository_id: number;
+  number: number;
+  kind: IssueKind;
+  title: string;
+  body: string;
+  state: IssueState;
+  /** JSON: the assignees' logins. */
+  assignees: string;
+  author: string | null;
+  created_at: DbInt;
+  updated_at: DbInt;
+  closed_at: DbInt | null;
+}
+
 /** Turns rows into Issues, loading their labels in one query. */
-async function hydrate(db: Conn, rows: any[]): Promise<Issue[]> {
+async function hydrate(db: Conn, rows: IssueRow[]): Promise<Issue[]> {
   const labels = await labelsOf(
     db,
     rows.map((r) => Number(r.id)),

@@ -7,7 +7,7 @@ import { lockRepository } from './batch.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
 import { pushEventsFor } from '../pushes/events.ts';
-import { git } from '../git/run.ts';
+import { git, gitExitCode } from '../git/run.ts';
 import { conflict } from '../errors/wharfError.ts';
 
 /** What a merge did: the new tip of the base branch and how it got there. */
@@ -22,8 +22,8 @@ async function isAncestor(dir: string, ancestor: string, descendant: string): Pr
   try {
     await git(['merge-base', '--is-ancestor', ancestor, descendant], { cwd: dir });
     return true;
-  } catch (err: any) {
-    if (err.exitCode === 1) return false; // git's answer "no"; anything else is a real failure
+  } catch (err) {
+    if (gitExitCode(err) === 1) return false; // git's answer "no"; anything else is a real failure
     throw err;
   }
 }
@@ -37,9 +37,9 @@ async function writeMergeCommit(dir: string, pull: PullRequest, base: string, he
   let tree: string;
   try {
     tree = (await git(['merge-tree', '--write-tree', '--no-messages', base, head], { cwd: dir })).split('\n')[0].trim();
-  } catch (err: any) {
+  } catch (err) {
     // Exit status 1 is merge-tree's "the merge has conflicts"; other codes are failures.
-    if (err.exitCode === 1) throw conflict(`Pull request #${pull.number} has conflicts with ${pull.base_ref}`);
+    if (gitExitCode(err) === 1) throw conflict(`Pull request #${pull.number} has conflicts with ${pull.base_ref}`);
     throw err;
   }
   const who = { name: sender.login, email: `${sender.login}@users.noreply.${host}` };

@@ -1,5 +1,6 @@
 import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { insertedId } from './batch.ts';
@@ -23,7 +24,18 @@ export interface Pipeline {
   updated_at: number;
 }
 
-function toPipeline(r: any): Pipeline {
+/** A `pipelines` row as either driver gives it. */
+interface PipelineRow {
+  id: number;
+  name: string;
+  ref: string;
+  sha: string;
+  status: PipelineStatus;
+  created_at: DbInt;
+  updated_at: DbInt;
+}
+
+function toPipeline(r: PipelineRow): Pipeline {
   return { id: Number(r.id), name: r.name, ref: r.ref, sha: r.sha, status: r.status, created_at: Number(r.created_at), updated_at: Number(r.updated_at) };
 }
 

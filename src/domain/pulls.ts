@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
 import type { NewEvent } from '../events/types.ts';
 import type { Db } from '../db/connect.ts';
+import type { DbBool, DbInt } from '../db/rows.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { findIssue, insertIssue, listIssues, patchIssue, type Issue, type IssueState } from './issues.ts';
@@ -25,15 +26,28 @@ export interface PullRequest extends Issue {
 
 type Conn = Db | Knex.Transaction;
 
+/** A `pull_requests` row as either driver gives it. */
+interface PullRow {
+  issue_id: number;
+  head_ref: string;
+  head_sha: string;
+  base_ref: string;
+  base_sha: string;
+  merged: DbBool;
+  merged_at: DbInt | null;
+  merge_commit_sha: string | null;
+}
+
 async function withBranches(db: Conn, issues: Issue[]): Promise<PullRequest[]> {
   if (issues.length === 0) return [];
-  const rows = await db('pull_requests').whereIn(
+  const rows: PullRow[] = await db('pull_requests').whereIn(
     'issue_id',
     issues.map((i) => i.id),
   );
-  const byId = new Map(rows.map((r: any) => [Number(r.issue_id), r]));
+  const byId = new Map(rows.map((r) => [Number(r.issue_id), r] as const));
   return issues.map((issue) => {
-    const r = byId.get(issue.id);
+    // Every pull request has its row (written with its issue in one transaction).
+    const r = byId.get(issue.id)!;
     return {
       ...issue,
       head_ref: r.head_ref,

@@ -1,11 +1,13 @@
 import fs from 'node:fs/promises';
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
 import { alreadyExists } from '../errors/wharfError.ts';
 import type { Visibility } from './visibility.ts';
 import type { NewRepository } from './inputs/repos.ts';
+import { errorCode } from '../errors/thrown.ts';
 
 export { VISIBILITIES, type Visibility } from './visibility.ts';
 
@@ -29,7 +31,13 @@ export interface Access {
   admin: boolean;
 }
 
-function toRepository(row: any): Repository {
+/** A `repositories` row with its organization's name, as either driver gives it. */
+interface RepositoryRow extends Omit<Repository, 'created_at' | 'updated_at'> {
+  created_at: DbInt;
+  updated_at: DbInt;
+}
+
+function toRepository(row: RepositoryRow): Repository {
   return { ...row, created_at: Number(row.created_at), updated_at: Number(row.updated_at) };
 }
 
@@ -75,8 +83,8 @@ export async function createRepository(db: Db, config: Config, input: NewReposit
       .returning('id');
     try {
       await initBareRepository(dir, defaultBranch);
-    } catch (err: any) {
-      if (err?.code === 'EEXIST') throw alreadyExists(`Repository directory ${input.org.name}/${input.name}.git already exists`);
+    } catch (err) {
+      if (errorCode(err) === 'EEXIST') throw alreadyExists(`Repository directory ${input.org.name}/${input.name}.git already exists`);
       throw err;
     }
     return typeof row === 'object' ? row.id : row;

@@ -75,6 +75,11 @@ function gitError(args: string[], stderr: string, exitCode: unknown): Error {
   return Object.assign(new Error(`git ${args[0]} failed: ${stderr.trim()}`), { stderr, exitCode });
 }
 
+/** The exit code of a git that failed (gitError's), or undefined for an error of any other kind. */
+export function gitExitCode(err: unknown): unknown {
+  return (err as { exitCode?: unknown } | null | undefined)?.exitCode;
+}
+
 /**
  * Runs git feeding `input` (or nothing) to its stdin and calls `onData` with each stdout
  * chunk as it arrives, so long outputs (rev-list of a whole history) are never held twice.

@@ -38,7 +38,7 @@ export function jsonBody(limit = JSON_LIMIT) {
       throw badRequest('Malformed JSON');
     }
     refuseBadText(parsed);
-    (ctx.request as any).body = parsed;
+    ctx.request.body = parsed;
     return next();
   };
 }

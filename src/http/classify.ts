@@ -1,4 +1,4 @@
-import Ajv from 'ajv';
+import Ajv, { type ErrorObject } from 'ajv';
 import { baseCode, type BaseCode, type ErrorCode } from '../errors/codes.ts';
 import { WharfError, type ErrorDetail } from '../errors/wharfError.ts';
 import { isUniqueViolation } from '../db/errors.ts';
@@ -51,7 +51,8 @@ export function classify(err: unknown): Classified {
     return answer(code, err.message, err.details, err.headers, FINER_STATUS[err.code] ?? STATUS[code]);
   }
   if (isUniqueViolation(err)) return answer('conflict', 'Already exists');
-  if (err instanceof Ajv.ValidationError) return answer('validation_failed', 'Validation failed', toDetails(err.errors as any));
+  // Ajv types a ValidationError's errors as Partial; its validators throw them whole.
+  if (err instanceof Ajv.ValidationError) return answer('validation_failed', 'Validation failed', toDetails(err.errors as ErrorObject[]));
   const e = err as { expose?: unknown; status?: unknown; message?: unknown } | null;
   if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     if (e.status === 413) return answer('payload_too_large', 'Request body is over its limit');

@@ -8,12 +8,19 @@ export interface BodyDeadlines {
   totalMs: number;
 }
 
+declare module 'koa' {
+  interface DefaultContext {
+    /** The deadlines of every request body of the app, set on its context by createApp (read through bodyDeadlines()). */
+    bodyDeadlines?: BodyDeadlines;
+  }
+}
+
 /** Used where no app set its own (a bare Koa in a unit test): the configuration's defaults. */
 const DEFAULT_DEADLINES: BodyDeadlines = { idleMs: 30_000, totalMs: 120_000 };
 
 /** The deadlines of this request's body, set on the app's context by createApp. */
 export function bodyDeadlines(ctx: Context): BodyDeadlines {
-  return (ctx as any).bodyDeadlines ?? DEFAULT_DEADLINES;
+  return ctx.bodyDeadlines ?? DEFAULT_DEADLINES;
 }
 
 /** The error of a body that stalled or took too long: a 408 the client can read. */

@@ -14,7 +14,7 @@ export function errorRenderer(log: Logger) {
     try {
       await next();
       if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw notFound();
-    } catch (err: any) {
+    } catch (err) {
       const e = classify(err);
       if (e.status >= 500) log.error({ err, request_id: ctx.state.requestId }, 'request failed');
       ctx.status = e.status;

@@ -4,6 +4,13 @@ import type { Services } from '../services.ts';
 import { familyOf } from '../metrics/registry.ts';
 import { toHttpError } from './onerror.ts';
 
+declare module 'koa' {
+  interface DefaultContext {
+    /** The route template @koa/router matched (or metricsMount's '/metrics'): the route label of a request. */
+    _matchedRoute?: string | RegExp;
+  }
+}
+
 /**
  * Counts every request by matched route template (never the raw path, which would make
  * one series per id) and final status, including errors rendered further out.
@@ -29,7 +36,7 @@ export function httpMetrics(services: Services) {
       status = toHttpError(err).status;
       throw err;
     } finally {
-      const route = (ctx as any)._matchedRoute ?? (status === 404 ? 'unmatched' : 'other');
+      const route = ctx._matchedRoute ?? (status === 404 ? 'unmatched' : 'other');
       requests.inc({ method: ctx.method, route: String(route), status: String(status) });
     }
   };

@@ -28,7 +28,7 @@ const DECIMAL = /^(0|[1-9]\d{0,15})$/;
  * stays a string for the schema to refuse.
  */
 export function fromStrings(schema: JSONSchema, raw: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const properties = (typeof schema === 'object' && (schema as { properties?: Record<string, any> }).properties) || {};
+  const properties = (typeof schema === 'object' && (schema as { properties?: Record<string, { type?: unknown }> }).properties) || {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     const text = Array.isArray(value) ? value[value.length - 1] : value;

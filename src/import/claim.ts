@@ -84,7 +84,9 @@ export async function failJob(db: Db, id: number, owner: string, error: string):
  * leaves the rest locked: the next start sweeps them, or their leases run out.
  */
 export async function sweepDeadOwners(db: Db, self: string): Promise<number> {
-  const owners: string[] = (await db('import_jobs').whereNull('finished_at').whereNotNull('locked_by').distinct('locked_by')).map((r: any) => r.locked_by);
+  const owners: string[] = (await db('import_jobs').whereNull('finished_at').whereNotNull('locked_by').distinct('locked_by')).map(
+    (r: { locked_by: string }) => r.locked_by,
+  );
   let freed = 0;
   for (const owner of owners) {
     if (!isDeadPredecessor(owner, self)) continue;

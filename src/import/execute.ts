@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Services } from '../services.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
+import { errorCode } from '../errors/thrown.ts';
 import { copyRepository, copySize, countRefs } from './copy.ts';
 import { findLfsPointers } from './lfsScan.ts';
 import { fetchLfsObjects } from './lfsFetch.ts';
@@ -189,7 +190,7 @@ async function settleFailure(
   let message: string;
   if (reason === 'timeout') message = `timed out after ${Math.round(config.importTimeoutMs / 1000)}s (IMPORT_TIMEOUT)`;
   else if (err instanceof HostPolicyError) message = 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)';
-  else if ((err as any)?.code === 'ENOTFOUND') message = scrubSecrets((err as Error).message, credentials);
+  else if (errorCode(err) === 'ENOTFOUND') message = scrubSecrets((err as Error).message, credentials);
   else if (err instanceof GitRunError || err instanceof FinalizeError) message = err.message;
   else if (err instanceof GitAbortedError) message = 'stopped';
   else message = scrubSecrets(String((err as Error)?.message ?? err), credentials).slice(0, 1000);

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import type { Config } from '../config.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { repoDir } from '../git/bare.ts';
@@ -135,8 +136,23 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-function toJob(row: any): ImportJob {
-  const n = (v: any) => (v === null || v === undefined ? null : Number(v));
+/** The columns of an import job that toJob turns into numbers. */
+type JobNumbers = 'percent' | 'objects_received' | 'bytes_received' | 'interruptions' | 'lease_expires_at' | 'started_at' | 'created_at' | 'finished_at';
+
+/** An `import_jobs` row with its organization's name (jobs()), as either driver gives it; its other columns come along too. */
+interface ImportJobRow extends Omit<ImportJob, JobNumbers> {
+  percent: number | null;
+  objects_received: DbInt | null;
+  bytes_received: DbInt | null;
+  interruptions: number;
+  lease_expires_at: DbInt | null;
+  started_at: DbInt | null;
+  created_at: DbInt;
+  finished_at: DbInt | null;
+}
+
+function toJob(row: ImportJobRow): ImportJob {
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     ...row,
     percent: n(row.percent),

@@ -54,6 +54,38 @@ function basic(credentials: Credentials): string {
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
 }
 
+/** A parsed JSON object (arrays included), whose fields may be missing or of any type. */
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null;
+}
+
+/**
+ * The objects of a batch answer by oid: those that are objects with a string oid (no other
+ * could match a pointer); of two with one oid, the later.
+ */
+function offeredObjects(answer: unknown): Map<string, JsonObject> {
+  const byOid = new Map<string, JsonObject>();
+  const objects = isObject(answer) ? answer.objects : undefined;
+  if (Array.isArray(objects)) for (const o of objects) if (isObject(o) && typeof o.oid === 'string') byOid.set(o.oid, o);
+  return byOid;
+}
+
+/** The download action the batch answer offers for an object, if it has one. */
+function downloadAction(entry: JsonObject | undefined): JsonObject | undefined {
+  const actions = entry?.actions;
+  const download = isObject(actions) ? actions.download : undefined;
+  return isObject(download) ? download : undefined;
+}
+
+/** Why the source did not offer an object: its error's code and message (as far as it has them), or that it was not offered. */
+function notOffered(entry: JsonObject | undefined): string {
+  const e = entry?.error;
+  if (!e) return 'not offered by the source';
+  return isObject(e) ? `${e.code ?? ''} ${e.message ?? ''}`.trim() : '';
+}
+
 /** The oids a job has fetched and checked itself (its journal), empty when it has none yet. */
 async function readJournal(file: string): Promise<Set<string>> {
   const text = await fs.readFile(file, 'utf8').catch(() => '');
@@ -84,7 +116,7 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
   try {
     for (let i = 0; i < wanted.length; i += BATCH_SIZE) {
       const group = wanted.slice(i, i + BATCH_SIZE);
-      let answer: any;
+      let answer: unknown;
       try {
         answer = await batch(endpoint, group, options, dispatcher);
       } catch (err) {
@@ -92,19 +124,18 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
         for (const p of group) missing.push({ ...p, error: scrub(err) });
         continue;
       }
-      const byOid = new Map<string, any>((Array.isArray(answer?.objects) ? answer.objects : []).map((o: any) => [o?.oid, o]));
+      const byOid = offeredObjects(answer);
       const queue = [...group];
       const worker = async () => {
         for (let p = queue.shift(); p; p = queue.shift()) {
           const entry = byOid.get(p.oid);
-          const action = entry?.actions?.download;
+          const action = downloadAction(entry);
           if (!action?.href) {
-            const e = entry?.error;
-            missing.push({ ...p, error: e ? `${e.code ?? ''} ${e.message ?? ''}`.trim() : 'not offered by the source' });
+            missing.push({ ...p, error: notOffered(entry) });
             continue;
           }
           try {
-            await download(String(action.href), action.header ?? {}, endpoint, p, options, dispatcher);
+            await download(String(action.href), action.header, endpoint, p, options, dispatcher);
             await fs.appendFile(options.journal, `${p.oid}\n`);
             stored.push(p);
           } catch (err) {
@@ -147,7 +178,8 @@ function discard(body: Body): void {
   if (!body.destroyed) body.destroy();
 }
 
-async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOptions, dispatcher: Dispatcher): Promise<any> {
+/** The parsed batch answer, not yet looked into. */
+async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOptions, dispatcher: Dispatcher): Promise<unknown> {
   const headers: Record<string, string> = { accept: LFS_JSON, 'content-type': LFS_JSON };
   if (options.credentials) headers.authorization = basic(options.credentials);
   const res = await safeRequest(`${endpoint}/objects/batch`, {
@@ -183,8 +215,8 @@ async function batch(endpoint: string, group: LfsPointer[], options: LfsFetchOpt
  */
 async function errorMessage(body: Body, stallMs: number): Promise<string> {
   try {
-    const parsed = JSON.parse(await readCapped(guarded(body, stallMs, 'the error answer'), MAX_ERROR_BODY, 'the error body'));
-    return typeof parsed?.message === 'string' ? parsed.message.slice(0, 200) : '';
+    const parsed: unknown = JSON.parse(await readCapped(guarded(body, stallMs, 'the error answer'), MAX_ERROR_BODY, 'the error body'));
+    return isObject(parsed) && typeof parsed.message === 'string' ? parsed.message.slice(0, 200) : '';
   } catch {
     return '';
   } finally {
@@ -192,17 +224,11 @@ async function errorMessage(body: Body, stallMs: number): Promise<string> {
   }
 }
 
-async function download(
-  href: string,
-  header: Record<string, string>,
-  endpoint: string,
-  p: LfsPointer,
-  options: LfsFetchOptions,
-  dispatcher: Dispatcher,
-): Promise<void> {
+/** Downloads one object from `href`; `header` is the action's `header` as the answer gave it (any JSON value), whose string fields are sent. */
+async function download(href: string, header: unknown, endpoint: string, p: LfsPointer, options: LfsFetchOptions, dispatcher: Dispatcher): Promise<void> {
   let target = new URL(href, endpoint);
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(header)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(header ?? {})) if (typeof v === 'string') headers[k.toLowerCase()] = v;
   // The source's credentials go only to the source's own origin.
   if (!headers.authorization && options.credentials && target.origin === new URL(endpoint).origin) headers.authorization = basic(options.credentials);
   for (let redirects = 0; ; redirects++) {

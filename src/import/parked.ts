@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { countRows } from '../db/rows.ts';
 import type { ImportJob } from './jobs.ts';
 
 /** Runs of a job its node may die in before the job is parked instead of run again. */
@@ -15,6 +16,5 @@ export function parkingReason(job: Pick<ImportJob, 'interruptions'>): string | n
 
 /** How many import jobs are parked, for /metrics' wharf_parked{kind="import"}. */
 export async function parkedImports(db: Db): Promise<number> {
-  const [{ n }] = (await db('import_jobs').where('status', 'failed').where('error', 'like', `${PARKED_PREFIX}%`).count({ n: '*' })) as any[];
-  return Number(n);
+  return countRows(db('import_jobs').where('status', 'failed').where('error', 'like', `${PARKED_PREFIX}%`));
 }

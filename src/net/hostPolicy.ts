@@ -106,7 +106,7 @@ const METADATA: [Address, number][] = [
 
 /** Whether an address (already judged) is a cloud metadata service. */
 function isMetadata(addr: Address): boolean {
-  return METADATA.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net as any, bits));
+  return METADATA.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
 }
 
 /** The address the policy judges: the embedded IPv4 address of an IPv6 form that carries one, else the address itself. */
@@ -135,7 +135,7 @@ export function addressAllowed(policy: HostPolicy, address: string | Address, ho
   const addr = judged(given);
   const range = addr.range();
   if (range === 'unspecified') return false; // 0.0.0.0 and :: never
-  const inCidr = policy.cidrs.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net as any, bits));
+  const inCidr = policy.cidrs.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
   if (inCidr) return true;
   // SECURITY: link-local (169.254.169.254 among them) and every cloud metadata address open only by a CIDR.
   if (range === 'linkLocal' || isMetadata(addr)) return false;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { errorCode } from '../errors/thrown.ts';
 
 /** One accepted ref update, as git reports it to post-receive. */
 export interface RefUpdate {
@@ -47,8 +48,8 @@ export async function readPushLog(file: string): Promise<PushLog | null> {
   try {
     text = await fsp.readFile(file, 'utf8');
     landedAt = Math.floor((await fsp.stat(file)).mtimeMs);
-  } catch (err: any) {
-    if (err?.code === 'ENOENT') return null; // nothing landed
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return null; // nothing landed
     throw err;
   }
   const split = text.indexOf('\n\n');

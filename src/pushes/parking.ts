@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { countRows } from '../db/rows.ts';
 
 /** A record whose node died while recording it this many times is parked instead of run again. */
 export const MAX_INTERRUPTIONS = 3;
@@ -26,6 +27,5 @@ export async function parkPushRecord(db: Db, id: number, node: string, reason: s
 export async function parkedPushRecords(db: Db, repositoryId?: number): Promise<number> {
   const query = db('push_records').whereNotNull('parked_at');
   if (repositoryId !== undefined) query.where('repository_id', repositoryId);
-  const [row]: any[] = await query.count({ n: '*' });
-  return Number(row?.n ?? 0);
+  return countRows(query);
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import { parseUpdates } from './log.ts';
 
 /** A push whose events are not recorded yet, as the API shows it. */
@@ -12,9 +13,20 @@ export interface PendingPush {
   lastError: string | null;
 }
 
+/** The columns of a `push_records` row pendingPushes reads, as either driver gives them. */
+interface PendingRow {
+  id: number;
+  landed_at: DbInt;
+  updates: string;
+  attempts: number;
+  next_try_at: DbInt;
+  last_error: string | null;
+  parked_at: DbInt | null;
+}
+
 /** The pushes of a repository not yet recorded as events (waiting, failing, or parked), oldest first, at most `limit`. */
 export async function pendingPushes(db: Db, repositoryId: number, limit = 100): Promise<PendingPush[]> {
-  const rows: any[] = await db('push_records')
+  const rows: PendingRow[] = await db('push_records')
     .where('repository_id', repositoryId)
     .orderBy('id')
     .limit(limit)

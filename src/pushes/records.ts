@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { isPostgres, type Db } from '../db/connect.ts';
+import type { DbInt } from '../db/rows.ts';
 import { parseRefListing, parseUpdates, REFS_END, type PushLog, type RefUpdate } from './log.ts';
 
 /** A push whose events are still to be recorded, as claimed by one node. */
@@ -39,7 +40,20 @@ export async function insertPushRecord(db: Db | Knex.Transaction, repositoryId: 
   return Number(typeof row === 'object' ? row.id : row);
 }
 
-function fromRow(row: any): PushRecord {
+/** A `push_records` row as either driver gives it. */
+interface PushRecordRow {
+  id: number;
+  repository_id: number;
+  sender_id: number | null;
+  landed_at: DbInt;
+  updates: string;
+  refs_after: string | null;
+  chunks_done: number;
+  attempts: number;
+  interruptions: number;
+}
+
+function fromRow(row: PushRecordRow): PushRecord {
   return {
     id: Number(row.id),
     repositoryId: Number(row.repository_id),
@@ -67,11 +81,12 @@ export async function claimPushRecord(db: Db, node: string, leaseMs: number): Pr
     WHERE r.parked_at IS NULL AND r.next_try_at <= ? AND (r.locked_by IS NULL OR r.locked_at < ?)
       AND NOT EXISTS (SELECT 1 FROM push_records e WHERE e.repository_id = r.repository_id AND e.id < r.id AND e.parked_at IS NULL)
     ORDER BY r.id LIMIT 1${isPostgres(db) ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-  const result: any = await db.raw(
+  // node-postgres answers a raw statement with a result holding the rows, better-sqlite3 with the rows themselves.
+  const result: { rows: PushRecordRow[] } | PushRecordRow[] = await db.raw(
     `UPDATE push_records SET locked_by = ?, locked_at = ?, interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END WHERE id = (${pick}) RETURNING *`,
     [node, now, now, now - leaseMs],
   );
-  const rows = isPostgres(db) ? result.rows : result;
+  const rows = isPostgres(db) ? (result as { rows: PushRecordRow[] }).rows : (result as PushRecordRow[]);
   return rows.length > 0 ? fromRow(rows[0]) : undefined;
 }
 
@@ -110,23 +125,23 @@ export async function releasePushRecord(db: Db, id: number, node: string): Promi
 
 /** Push records of a repository whose recording failed at least once and that are not parked: how many, and the next try. */
 export async function failingPushRecords(db: Db, repositoryId: number): Promise<{ count: number; attempts: number; nextTryAt: number } | undefined> {
-  const [row]: any[] = await db('push_records')
+  const [row] = (await db('push_records')
     .where('repository_id', repositoryId)
     .where('attempts', '>', 0)
     .whereNull('parked_at')
     .count({ n: '*' })
     .max({ attempts: 'attempts' })
-    .min({ next: 'next_try_at' });
+    .min({ next: 'next_try_at' })) as { n: DbInt; attempts: number | null; next: DbInt | null }[];
   return Number(row?.n ?? 0) > 0 ? { count: Number(row.n), attempts: Number(row.attempts), nextTryAt: Number(row.next) } : undefined;
 }
 
 /** Push records not yet recorded, by state (waiting: never failed; failing: failed at least once; parked: never tried again by itself). */
 export async function pendingPushRecords(db: Db): Promise<{ waiting: number; failing: number; parked: number }> {
   const state = 'CASE WHEN parked_at IS NOT NULL THEN 2 WHEN attempts > 0 THEN 1 ELSE 0 END';
-  const rows: any[] = await db('push_records')
+  const rows = (await db('push_records')
     .select(db.raw(`${state} AS state`))
     .count({ n: '*' })
-    .groupByRaw(state);
+    .groupByRaw(state)) as { state: number; n: DbInt }[];
   const out = { waiting: 0, failing: 0, parked: 0 };
   for (const r of rows) out[(['waiting', 'failing', 'parked'] as const)[Number(r.state)]] = Number(r.n);
   return out;

@@ -72,7 +72,7 @@ export function uiErrors(services: Services) {
   return async function renderUiError(ctx: Context, next: Next) {
     try {
       await next();
-    } catch (err: any) {
+    } catch (err) {
       if (err instanceof SignInRequired) return redirectWithFlash(ctx, `/-/login?next=${encodeURIComponent(returnPath(ctx))}`, 'Sign in to see that page.');
       if (err instanceof PageError) return errorPage(ctx, err.status, err.title, err.message, err.details);
       const e = classify(err);

@@ -24,10 +24,10 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
-      path += `/${(e.params as any).missingProperty}`;
+      path += `/${(e.params as { missingProperty: string }).missingProperty}`;
       message = 'is required';
     } else if (e.keyword === 'additionalProperties') {
-      path += `/${(e.params as any).additionalProperty}`;
+      path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
       message = 'is not a known field';
     }
     return { path: path || '/', message };

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import type { DbBool, DbInt } from '../db/rows.ts';
 import type { DeliveryStatus } from './model.ts';
 
 /** A delivery row, parsed. */
@@ -28,8 +29,28 @@ export function resultLabel(status: DeliveryStatus): 'Success' | 'Failed' | null
   return status === 'success' ? 'Success' : status === 'failed' ? 'Failed' : null;
 }
 
+/** A `deliveries` row (DELIVERY_COLUMNS) as either driver gives it. */
+interface DeliveryRow {
+  id: DbInt;
+  webhook_id: number;
+  event_id: DbInt | null;
+  guid: string;
+  event: string;
+  action: string | null;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: DbInt | null;
+  redelivery: DbBool;
+  redelivery_of: DbInt | null;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  last_attempt_at: DbInt | null;
+  created_at: DbInt;
+}
+
 /** Parses a `deliveries` row from either dialect. */
-export function toDelivery(row: any): Delivery {
+export function toDelivery(row: DeliveryRow): Delivery {
   return {
     id: Number(row.id),
     webhook_id: Number(row.webhook_id),
@@ -100,6 +121,19 @@ export interface AttemptRecord {
   response_body: string | null;
 }
 
+/** A `delivery_attempts` row as either driver gives it. */
+interface AttemptRow {
+  attempt: number;
+  started_at: DbInt;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  /** JSON objects of header names and values. */
+  request_headers: string;
+  response_headers: string | null;
+  response_body: string | null;
+}
+
 /** A delivery of a webhook by id, or undefined (a delivery of another webhook is not found). */
 export async function findDelivery(db: Db, webhookId: number, id: number): Promise<Delivery | undefined> {
   const row = await db('deliveries').where({ id, webhook_id: webhookId }).first(DELIVERY_COLUMNS);
@@ -108,8 +142,8 @@ export async function findDelivery(db: Db, webhookId: number, id: number): Promi
 
 /** Every attempt of a delivery, first first. */
 export async function attemptsOf(db: Db, deliveryId: number): Promise<AttemptRecord[]> {
-  const rows = await db('delivery_attempts').where('delivery_id', deliveryId).orderBy('attempt').orderBy('id');
-  return rows.map((r: any) => ({
+  const rows: AttemptRow[] = await db('delivery_attempts').where('delivery_id', deliveryId).orderBy('attempt').orderBy('id');
+  return rows.map((r) => ({
     attempt: Number(r.attempt),
     started_at: Number(r.started_at),
     duration_ms: Number(r.duration_ms),

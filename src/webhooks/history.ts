@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { countBy } from '../db/rows.ts';
 import { DELIVERY_COLUMNS, toDelivery, type Delivery } from './deliveries.ts';
 import type { DeliveryStatus } from './model.ts';
 
@@ -13,13 +14,11 @@ export interface DeliveryCounts {
 /** Counts a webhook's deliveries by status (every delivery, whatever the list's filter). */
 export async function countDeliveries(db: Db, webhookId: number): Promise<DeliveryCounts> {
   const counts: DeliveryCounts = { total: 0, successful: 0, failed: 0, pending: 0 };
-  const rows = await db('deliveries').where('webhook_id', webhookId).groupBy('status').select('status').count({ n: '*' });
-  for (const row of rows as any[]) {
-    const n = Number(row.n);
+  for (const [status, n] of await countBy(db('deliveries').where('webhook_id', webhookId), 'status')) {
     counts.total += n;
-    if (row.status === 'success') counts.successful += n;
-    else if (row.status === 'failed') counts.failed += n;
-    else if (row.status === 'pending') counts.pending += n;
+    if (status === 'success') counts.successful += n;
+    else if (status === 'failed') counts.failed += n;
+    else if (status === 'pending') counts.pending += n;
   }
   return counts;
 }

@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from '../events/types.ts';
+import type { DbBool, DbInt } from '../db/rows.ts';
 
 /** The event names a webhook may list: the seven types of SPEC §6, or `*` for all of them. */
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, '*'] as const;
@@ -20,8 +21,22 @@ export interface Webhook {
   updated_at: number;
 }
 
+/** A `webhooks` row as either driver gives it. */
+interface WebhookRow {
+  id: number;
+  repository_id: number;
+  url: string;
+  secret: string;
+  /** JSON: the event names. */
+  events: string;
+  active: DbBool;
+  branch_filter: string | null;
+  created_at: DbInt;
+  updated_at: DbInt;
+}
+
 /** Parses a `webhooks` row from either dialect (booleans, bigints and JSON text differ). */
-export function toWebhook(row: any): Webhook {
+export function toWebhook(row: WebhookRow): Webhook {
   return {
     id: Number(row.id),
     repository_id: Number(row.repository_id),

@@ -4,6 +4,7 @@ import PQueue from 'p-queue';
 import type { Context } from 'koa';
 import { promisify } from 'node:util';
 import { badRequest, rateLimited, WharfError } from '../../errors/wharfError.ts';
+import { errorCode } from '../../errors/thrown.ts';
 import { idleLimited, readWhole } from '../../http/deadlines.ts';
 
 /** A request body for the backend: the stream it reads, and a promise settled only if reading it must stop (over the cap, bad gzip). */
@@ -161,8 +162,8 @@ export async function readNegotiation(ctx: Context, env: Record<string, string>)
   if (gzip) {
     try {
       body = await gunzip(body, { maxOutputLength: INFLATED_BODY_LIMIT });
-    } catch (err: any) {
-      throw err?.code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge() : badRequest('Request body is not valid gzip');
+    } catch (err) {
+      throw errorCode(err) === 'ERR_BUFFER_TOO_LARGE' ? tooLarge() : badRequest('Request body is not valid gzip');
     }
     delete env.HTTP_CONTENT_ENCODING;
   }
