@@ -61,9 +61,16 @@ class AttemptTimeout extends Error {
 
 /**
  * POSTs one delivery through the dispatcher's Agent: redirects are never followed (a 3xx
- * is an answer like any other), and the whole exchange, body included, must finish
- * within `timeoutMs`. At most 64 KiB of the response body is read; the rest is dropped
- * with the connection.
+ * is an answer like any other), connecting must finish within `timeoutMs`, and then the
+ * whole exchange, body included, within `timeoutMs` of the request starting. At most
+ * 64 KiB of the response body is read; the rest is dropped with the connection.
+ *
+ * The time-out never beats what already happened (SPEC §5.3: an attempt counts once its
+ * request has started, and a failing receiver sees exactly the schedule's attempts): when
+ * the timer fires, the I/O that came in meanwhile is handled first (one turn of the event
+ * loop, as undici does for its connect time-out), so a process that was busy for longer
+ * than the time-out neither gives up on a connection that was already up, recording a
+ * `timeout` the receiver never saw, nor calls an answer that had arrived a time-out.
  *
  * Written on undici's dispatch handler rather than `request()`: an attempt needs no
  * response stream, async iterator or AbortSignal, and at thousands of attempts a second
@@ -85,7 +92,9 @@ export function sendAttempt(agent: Dispatcher, url: string, headers: Record<stri
 class Attempt implements Dispatcher.DispatchHandler {
   private readonly startedAt = Date.now();
   private readonly t0 = performance.now();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout;
+  /** Raised when the request starts: a time-out armed before it no longer counts. */
+  private phase = 0;
   private settled = false;
   private controller: Dispatcher.DispatchController | null = null;
   private statusCode = 0;
@@ -95,14 +104,24 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly resolve: (o: Outcome) => void,
-    timeoutMs: number,
+    private readonly timeoutMs: number,
   ) {
-    this.timer = setTimeout(() => this.timedOut(), timeoutMs);
+    this.timer = this.arm();
+  }
+
+  /** A time-out for the current phase (connecting, then the exchange), checked after the I/O already in. */
+  private arm(): NodeJS.Timeout {
+    const phase = this.phase;
+    return setTimeout(() => setImmediate(() => phase === this.phase && this.timedOut()), this.timeoutMs);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.settled) controller.abort(new AttemptTimeout());
+    if (this.settled) return controller.abort(new AttemptTimeout());
+    // Connected: the request is written now, and the exchange gets its own time-out.
+    this.phase += 1;
+    clearTimeout(this.timer);
+    this.timer = this.arm();
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {

@@ -109,3 +109,41 @@ t.test('connection errors: refused, and reset mid-answer', async (t) => {
   const rude = await serve(t, (req) => req.socket.destroy());
   t.match(await sendAttempt(agent(t), rude, headers, body, 2000), { statusCode: null, error: 'connection reset' });
 });
+
+// SPEC §5.3: an attempt counts once its request has started, and a receiver that keeps
+// failing sees exactly the schedule's attempts. A busy event loop must not turn an attempt
+// into a `timeout` that never left this process: the connection was up, the request unsent.
+t.test('an event loop busy for longer than the time-out while connecting: the request is still sent, and its answer recorded', async (t) => {
+  let arrived = 0;
+  const url = await serve(t, (_req, res) => {
+    arrived++;
+    res.writeHead(200).end('ok');
+  });
+  const attempt = sendAttempt(agent(t), url, headers, body, 300);
+  const busyUntil = Date.now() + 600;
+  while (Date.now() < busyUntil); // the process stalls (GC, a big JSON, a recording burst) before the connect event is handled
+  const o = await attempt;
+  t.equal(arrived, 1, 'the receiver got the request');
+  t.match(o, { statusCode: 200, error: null }, 'the attempt is its answer, not a timeout that was never sent');
+});
+
+t.test('an event loop busy after the request went out: a late answer is still a timeout', async (t) => {
+  let arrived = 0;
+  const url = await serve(t, (_req, res) => {
+    arrived++;
+    setTimeout(() => res.writeHead(200).end('late'), 600);
+  });
+  const o = await sendAttempt(agent(t), url, headers, body, 300);
+  t.equal(arrived, 1);
+  t.match(o, { statusCode: null, error: 'timeout' });
+});
+
+t.test('an answer that came in time while the event loop was busy is the answer, not a timeout', async (t) => {
+  const url = await serve(t, (_req, res) => {
+    res.writeHead(200).end('in time');
+    const busyUntil = Date.now() + 600;
+    while (Date.now() < busyUntil); // answered at once; then this process stalls past the time-out
+  });
+  const o = await sendAttempt(agent(t), url, headers, body, 300);
+  t.match(o, { statusCode: 200, error: null, responseBody: 'in time' });
+});
