@@ -62,7 +62,8 @@ interface ClaimRow {
  * marked (marking every attempt would put a write before every request), so its death
  * counts; later claims of an interrupted delivery mark their attempt started
  * (`in_flight`, markInFlight.ts) before sending, so a delivery that was merely claimed
- * ahead when its node died again is not counted again. A claim returning
+ * ahead when its node died again is not counted again. Interruptions count within one
+ * attempt: the result write sets them back to 0 (complete.ts). A claim returning
  * PARK_AFTER or more interruptions parks the delivery instead of sending it (attempt.ts).
  * Postgres: FOR UPDATE SKIP LOCKED lets several processes claim side by side, never the
  * same row. SQLite: writers are serialized, so one UPDATE … RETURNING is atomic.

@@ -28,7 +28,9 @@ export interface AttemptResult {
  * Writes attempt results in batches (SQLite: one transaction, a hundred to a statement;
  * Postgres: one prepared statement per 500 that updates and inserts together). This is
  * where an attempt is counted: `attempts` becomes the attempt's number and `claims` goes
- * back to 0, together with the attempt's row. A result is written only while this
+ * back to 0, together with the attempt's row; so do the `interruptions`, since only deaths
+ * during one same attempt point at the delivery itself (a delivery that kills its node never
+ * gets a result, so its deaths add up; one caught by node deaths in several attempts is innocent). A result is written only while this
  * process still holds the delivery's latest claim for that attempt (lease_owner, claims
  * and attempts match): a process may only finish or reschedule what it claimed.
  *
@@ -77,7 +79,7 @@ const WRITE_POSTGRES = `
              request_headers, response_headers, response_body, claims)),
   updated AS (
     UPDATE deliveries
-       SET attempts = v.attempt, claims = 0, status = v.status, next_attempt_at = v.next_attempt_at, lease_owner = NULL, status_code = v.status_code,
+       SET attempts = v.attempt, claims = 0, interruptions = 0, status = v.status, next_attempt_at = v.next_attempt_at, lease_owner = NULL, status_code = v.status_code,
            error = v.error, duration_ms = v.duration_ms, last_attempt_at = v.started_at, finished_at = v.finished_at
       FROM v
      WHERE deliveries.id = v.id AND deliveries.attempts = v.attempt - 1 AND deliveries.claims = v.claims AND deliveries.lease_owner = $14
@@ -169,7 +171,7 @@ function chunkStepsSqlite(owner: string, chunk: AttemptResult[]): SqlStep[] {
     },
     {
       sql: `UPDATE deliveries
-               SET attempts = v.column2, claims = 0, status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
+               SET attempts = v.column2, claims = 0, interruptions = 0, status = v.column3, next_attempt_at = v.column4, lease_owner = NULL, status_code = v.column5,
                    error = v.column6, duration_ms = v.column7, last_attempt_at = v.column8, finished_at = v.column9
               FROM (${updates.sql}) AS v
              WHERE deliveries.id = v.column1 AND deliveries.attempts = v.column2 - 1 AND deliveries.claims = v.column10

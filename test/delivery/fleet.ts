@@ -21,7 +21,8 @@ export interface Node extends ServeProcess {
  * installation share them), each with a DATA_DIR of its own and the one SECRET_KEY, a repository `demo/app` with a webhook to `receiverUrl`,
  * and the test's own connection to the database for recording events and reading rows.
  */
-export async function startFleet(t: TestLike, env: Record<string, string>, receiverUrl: string) {
+export async function startFleet(t: TestLike, env: Record<string, string>, receiverUrl: string, options: { secondHookPath?: string; events?: string[] } = {}) {
+  const events = options.events ?? ['issue'];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-fleet-'));
   const database: TestDatabase = await createTestDatabase(dir);
   const base = {
@@ -65,14 +66,21 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
   };
   const repo = await api('POST', '/api/v1/orgs/demo/repos', { name: 'app' });
   if (repo.status !== 201) throw new Error(`repository not created: ${repo.status}`);
-  const hook = await api('POST', '/api/v1/repos/demo/app/webhooks', { url: `${receiverUrl}/hook`, events: ['issue'] });
+  const hook = await api('POST', '/api/v1/repos/demo/app/webhooks', { url: `${receiverUrl}/hook`, events });
   if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status}`);
+  const second = options.secondHookPath
+    ? await api('POST', '/api/v1/repos/demo/app/webhooks', { url: `${receiverUrl}${options.secondHookPath}`, events })
+    : undefined;
+  if (second && second.status !== 201) throw new Error(`second webhook not created: ${second.status}`);
+  const hookIds = [Number(hook.body.id), ...(second ? [Number(second.body.id)] : [])];
   db = connect(database.url);
 
   return {
     first,
     serve,
     hookId: Number(hook.body.id),
+    /** The second webhook's id, when the fleet has one. */
+    secondHookId: second ? Number(second.body.id) : undefined,
     secret: String(hook.body.secret),
     dialect: database.dialect,
     db,
@@ -89,19 +97,21 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
         await recordEvents(db!, list);
       }
     },
-    /** How many of the webhook's event deliveries there are, and how many are still pending (one cheap query, for polling). */
+    /** How many event deliveries the webhooks have, and how many are still pending (one cheap query, for polling). */
     async counts(): Promise<{ total: number; pending: number }> {
       const [row] = await db!('deliveries')
-        .where('webhook_id', Number(hook.body.id))
-        .where('event', 'issue')
+        .whereIn('webhook_id', hookIds)
+        .whereNot('event', 'ping')
         .select(db!.raw("count(*) AS total, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending"));
       return { total: Number(row.total), pending: Number(row.pending ?? 0) };
     },
     /** The webhook's deliveries as rows, with their counts of attempts and of recorded attempt rows. */
-    async deliveries(): Promise<{ guid: string; status: string; attempts: number; recorded: number[]; recordedFailures: number[] }[]> {
-      const rows = await db!('deliveries').where('webhook_id', Number(hook.body.id)).where('event', 'issue').select('id', 'guid', 'status', 'attempts');
+    async deliveries(
+      hookId = Number(hook.body.id),
+    ): Promise<{ guid: string; status: string; attempts: number; recorded: number[]; recordedFailures: number[] }[]> {
+      const rows = await db!('deliveries').where('webhook_id', hookId).whereNot('event', 'ping').select('id', 'guid', 'status', 'attempts');
       const attempts = await db!('delivery_attempts')
-        .whereIn('delivery_id', db!('deliveries').where('webhook_id', Number(hook.body.id)).select('id'))
+        .whereIn('delivery_id', db!('deliveries').where('webhook_id', hookId).select('id'))
         .select('delivery_id', 'attempt', 'status_code');
       const byId = new Map<number, number[]>();
       const failures = new Map<number, number[]>();
@@ -122,8 +132,8 @@ export async function startFleet(t: TestLike, env: Record<string, string>, recei
   };
 }
 
-/** Per guid, the attempt numbers a receiver saw, in arrival order (the creation ping left out). */
-export function attemptsByGuid(received: Received[]): Map<string, number[]> {
+/** Per guid, the attempt numbers a receiver saw, in arrival order (the creation ping left out); a guid is one webhook's delivery. */
+export function attemptsByGuid(received: Pick<Received, 'event' | 'guid' | 'attempt'>[]): Map<string, number[]> {
   const by = new Map<string, number[]>();
   for (const r of received) if (r.event !== 'ping') by.set(r.guid, [...(by.get(r.guid) ?? []), r.attempt]);
   return by;

@@ -20,6 +20,15 @@ export interface Received {
   standardOk: boolean | null;
 }
 
+/** A request as it arrived, counted when its headers came, whether its body was read or not. */
+export interface Arrival {
+  guid: string;
+  event: string;
+  attempt: number;
+  hookId: number;
+  path: string;
+}
+
 /** What the receiver answers; `delayMs` holds the answer back. */
 export interface Answer {
   status?: number;
@@ -51,9 +60,17 @@ export function standardValid(secret: string, headers: http.IncomingHttpHeaders,
 /** A real HTTP receiver on a loopback port that records and verifies every delivery. */
 export async function startReceiver(t: TestLike, respond: (r: Received, index: number) => Answer = () => ({})) {
   const received: Received[] = [];
+  const arrivals: Arrival[] = [];
   const secrets = new Map<number, string>();
   let answer = respond;
   const server = http.createServer((req, res) => {
+    arrivals.push({
+      guid: String(req.headers['x-service-delivery'] ?? ''),
+      event: String(req.headers['x-service-event'] ?? ''),
+      attempt: Number(req.headers['x-service-delivery-attempt']),
+      hookId: Number(req.headers['x-service-hook-id']),
+      path: req.url ?? '/',
+    });
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -102,6 +119,8 @@ export async function startReceiver(t: TestLike, respond: (r: Received, index: n
   return {
     url,
     received,
+    /** Every request whose headers arrived, in order: what a receiver that counts requests counts. */
+    arrivals,
     secrets,
     /** Changes how the receiver answers from now on. */
     answer(fn: (r: Received, index: number) => Answer) {
