@@ -201,21 +201,24 @@ t.test('tuning: one place per dialect; the lease covers the attempts a claim may
   for (const x of [sqlite, postgres]) t.ok(x.leaseMs > (1 + x.ahead) * config.webhookTimeoutMs);
 });
 
-t.test('claim: node deaths are counted within one attempt; a delivery whose node died once in each of three attempts is not parked, its next attempt is sent', async (t) => {
-  const { db } = await withDeliveries(t, 1);
-  let now = Date.now();
-  const claimAt = (owner: string) => claimDue(db, { owner, limit: 1, now: (now += 10), leaseMs: 1, firstDelayMs: 0 });
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const [first] = await claimAt(`died-${attempt}`); // its node dies with the attempt in flight: no result
-    t.match(first, { attempt, claims: 1, interruptions: 0 }, `attempt ${attempt}: claimed with no death counted against it`);
-    const [retaken] = await claimAt(`took-over-${attempt}`);
-    t.match(retaken, { attempt, claims: 2, interruptions: 1 }, `attempt ${attempt}: taken over, the death counted`);
-    const written = await recordResults(db, `took-over-${attempt}`, [
-      result(retaken, { status: 'pending', statusCode: 500, responseBody: 'no', nextAttemptAt: (now += 10) }),
-    ]);
-    t.equal(written, 1, `attempt ${attempt}: its failure recorded`);
-  }
-  const [fourth] = await claimAt('last');
-  t.match(fourth, { attempt: 4, interruptions: 0 }, 'the fourth attempt carries no deaths of earlier attempts');
-  t.ok(fourth.interruptions < PARK_AFTER, 'so it is sent, not parked');
-});
+t.test(
+  'claim: node deaths are counted within one attempt; a delivery whose node died once in each of three attempts is not parked, its next attempt is sent',
+  async (t) => {
+    const { db } = await withDeliveries(t, 1);
+    let now = Date.now();
+    const claimAt = (owner: string) => claimDue(db, { owner, limit: 1, now: (now += 10), leaseMs: 1, firstDelayMs: 0 });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const [first] = await claimAt(`died-${attempt}`); // its node dies with the attempt in flight: no result
+      t.match(first, { attempt, claims: 1, interruptions: 0 }, `attempt ${attempt}: claimed with no death counted against it`);
+      const [retaken] = await claimAt(`took-over-${attempt}`);
+      t.match(retaken, { attempt, claims: 2, interruptions: 1 }, `attempt ${attempt}: taken over, the death counted`);
+      const written = await recordResults(db, `took-over-${attempt}`, [
+        result(retaken, { status: 'pending', statusCode: 500, responseBody: 'no', nextAttemptAt: (now += 10) }),
+      ]);
+      t.equal(written, 1, `attempt ${attempt}: its failure recorded`);
+    }
+    const [fourth] = await claimAt('last');
+    t.match(fourth, { attempt: 4, interruptions: 0 }, 'the fourth attempt carries no deaths of earlier attempts');
+    t.ok(fourth.interruptions < PARK_AFTER, 'so it is sent, not parked');
+  },
+);
