@@ -41,14 +41,7 @@ function issueRows(db: Conn) {
 }
 
 /** An `issues` row with its author's login (issueRows), as either driver gives it. */
-interface IssueRow {
-  id: number;
-  repository_id: number;
-  number: number;
-  kind: IssueKind;
-  title: string;
-  body: string;
-  state: IssueState;
+interface IssueRow extends Omit<Issue, 'labels' | 'assignees' | 'created_at' | 'updated_at' | 'closed_at'> {
   /** JSON: the assignees' logins. */
   assignees: string;
   author: string | null;
