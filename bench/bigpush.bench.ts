@@ -8,84 +8,25 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import knexLib from 'knex';
 import { connect } from '../src/db/connect.ts';
 import type { Bench } from './run.ts';
-import { timedGit } from './fixtures.ts';
+import { freshDatabase, serveWharf, startReceiver, timedGit } from './fixtures.ts';
 import { generateShapedRepo, shapeCounts } from '../test/git/bigRepo.ts';
 
 // BIGPUSH_SCALE (0–1) shrinks the main line and the pull refs for a quick look; the figures are for 1.
 const SCALE = Math.min(1, Number(process.env.BIGPUSH_SCALE ?? 1) || 1);
 const SHAPE = { mainCommits: Math.round(18_000 * SCALE), branches: 100, tags: 300, pulls: Math.round(6_000 * SCALE) };
-const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'wharf.js');
-
-// The receiver: answers 200 to everything and counts requests and body bytes; GET /stats reports them.
-const RECEIVER = `
-import http from 'node:http';
-let requests = 0, bytes = 0; const guids = new Set();
-const server = http.createServer((req, res) => {
-  if (req.method === 'GET') { res.end(JSON.stringify({ requests, bytes, guids: guids.size, last: globalThis.last ?? 0 })); return; }
-  req.on('data', (c) => (bytes += c.length));
-  req.on('end', () => { requests++; guids.add(req.headers['x-service-delivery']); globalThis.last = Date.now(); res.end('ok'); });
-});
-server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));
-`;
-
-function child(
-  cmd: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-): Promise<{ proc: ChildProcess; out: () => string; exited: Promise<unknown> }> {
-  const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  proc.stdout!.on('data', (c) => (out += c));
-  const exited = new Promise((resolve) => proc.on('close', resolve));
-  return new Promise((resolve, reject) => {
-    const check = setInterval(() => {
-      if (ready.test(out)) {
-        clearInterval(check);
-        resolve({ proc, out: () => out, exited });
-      }
-      if (proc.exitCode !== null) {
-        clearInterval(check);
-        reject(new Error(`${cmd} exited: ${out}`));
-      }
-    }, 20);
-  });
-}
 
 const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
 async function runOnce(dir: string, src: string, databaseUrl: string, label: string, report: Parameters<Bench>[0]): Promise<void> {
-  const receiver = await child(process.execPath, ['--input-type=module', '-e', RECEIVER], process.env, /port \d+/);
-  const rxUrl = `http://127.0.0.1:${/port (\d+)/.exec(receiver.out())![1]}`;
-  const env = {
-    ...process.env,
-    DATA_DIR: path.join(dir, `data-${label}`),
-    REPOS_DIR: path.join(dir, `repos-${label}`),
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    WEBHOOK_ALLOWED_HOSTS: 'loopback',
-  };
-  const server = await child(process.execPath, [BIN, 'serve'], env, /Admin token.*: wharf_\S+/);
-  const url = /listening on (http:\/\/\S+)/.exec(server.out())![1];
-  const token = /Admin token.*: (wharf_\S+)/.exec(server.out())![1];
+  const receiver = await startReceiver();
+  const rxUrl = receiver.url;
+  const server = await serveWharf(path.join(dir, label), databaseUrl);
+  const { url, token, api } = server;
   const db = connect(databaseUrl);
   try {
-    const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(url + p, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-      return res.json();
-    };
     await api('POST', '/api/v1/orgs', { name: 'bench' });
     await api('POST', '/api/v1/orgs/bench/repos', { name: 'libgit2' });
     await api('POST', '/api/v1/repos/bench/libgit2/webhooks', { url: `${rxUrl}/push`, events: ['push'] });
@@ -108,7 +49,7 @@ async function runOnce(dir: string, src: string, databaseUrl: string, label: str
     const pushedAt = Date.now();
     recording = true;
     // Done when the receiver has every push event the database holds and nothing is left to record.
-    const stats = () => fetch(`${rxUrl}/stats`).then((r) => r.json() as Promise<{ requests: number; bytes: number; guids: number; last: number }>);
+    const stats = receiver.stats;
     const hasTable = await db.schema.hasTable('push_records');
     let last = { events: -1, since: Date.now() };
     let died = false;
@@ -167,16 +108,11 @@ const bench: Bench = async (report) => {
     await runOnce(dir, src, `sqlite:${path.join(dir, 'bench.sqlite')}`, 'sqlite', report);
     const pg = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;
     if (pg) {
-      const name = `wharf_bench_bigpush_${process.pid}`;
-      const admin = knexLib({ client: 'pg', connection: pg, pool: { min: 0, max: 1 } });
-      await admin.raw(`CREATE DATABASE ${name}`);
-      const url = new URL(pg);
-      url.pathname = `/${name}`;
+      const database = await freshDatabase(dir, pg, 'wharf_bench_bigpush');
       try {
-        await runOnce(dir, src, url.toString(), 'postgres', report);
+        await runOnce(dir, src, database.url, 'postgres', report);
       } finally {
-        await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await admin.destroy();
+        await database.drop();
       }
     }
   } finally {

@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import knexLib from 'knex';
 import { Agent, request } from 'undici';
 import type { Bench, Figure } from './run.ts';
+import { freshDatabase } from './fixtures.ts';
 import { loadConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { findOrg, createUser, setMembership } from '../src/domain/accounts.ts';
@@ -102,25 +103,6 @@ async function bareRate(url: string, bodies: string[], concurrency: number): Pro
   const seconds = (performance.now() - t0) / 1000;
   await agent.close();
   return bodies.length / seconds;
-}
-
-/** A fresh database: a SQLite file, or a Postgres database created on the server named. */
-async function freshDatabase(dir: string, server?: string) {
-  if (!server) return { url: `sqlite:${path.join(dir, 'bench.sqlite')}`, drop: async () => {} };
-  const name = `wharf_bench_${randomBytes(5).toString('hex')}`;
-  const admin = knexLib({ client: 'pg', connection: server, pool: { min: 0, max: 1 } });
-  await admin.raw(`CREATE DATABASE ${name}`);
-  await admin.destroy();
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const dropper = knexLib({ client: 'pg', connection: server, pool: { min: 0, max: 1 } });
-      await dropper.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await dropper.destroy();
-    },
-  };
 }
 
 const discard = () => new Writable({ write: (_c, _e, cb) => cb() });

@@ -1,10 +1,12 @@
-// Shared by the git and import figures: timing git, and the generated 50 MB,
-// 5,000-commit repository both measure.
-import { spawn } from 'node:child_process';
+// Shared by the benches: timing git, the generated 50 MB, 5,000-commit repository the git
+// and import figures measure, fresh databases, and real `wharf serve` and receiver child
+// processes for the benches that push to a server of its own.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import knexLib from 'knex';
 
 export const COMMITS = 5000;
 const BLOB_BYTES = 10 * 1024; // random, so the pack stays ~50 MB
@@ -65,4 +67,146 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** A fresh database: a SQLite file in `dir`, or a Postgres database `<prefix>_<random>` created on the server named; `drop` removes it. */
+export async function freshDatabase(dir: string, server?: string, prefix = 'wharf_bench'): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (!server) return { url: `sqlite:${path.join(dir, 'bench.sqlite')}`, drop: async () => {} };
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const admin = knexLib({ client: 'pg', connection: server, pool: { min: 0, max: 1 } });
+  await admin.raw(`CREATE DATABASE ${name}`);
+  await admin.destroy();
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const dropper = knexLib({ client: 'pg', connection: server, pool: { min: 0, max: 1 } });
+      await dropper.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.destroy();
+    },
+  };
+}
+
+/** A child process started by `child()`: its stdout so far, and its end. */
+export interface Child {
+  proc: ChildProcess;
+  out: () => string;
+  exited: Promise<unknown>;
+}
+
+/** Starts a process and resolves once its stdout matches `ready` (rejects if it exits first). */
+export function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Child> {
+  const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  proc.stdout!.on('data', (c) => (out += c));
+  const exited = new Promise((resolve) => proc.on('close', resolve));
+  return new Promise((resolve, reject) => {
+    const check = setInterval(() => {
+      if (ready.test(out)) {
+        clearInterval(check);
+        resolve({ proc, out: () => out, exited });
+      }
+      if (proc.exitCode !== null) {
+        clearInterval(check);
+        reject(new Error(`${cmd} exited: ${out}`));
+      }
+    }, 20);
+  });
+}
+
+// A webhook receiver for a process of its own: answers 200 to every POST after reading its
+// body; GET /stats reports the requests, body bytes, distinct X-Service-Delivery values,
+// signatures that did not verify and the last arrival (epoch ms). With RECEIVER_SECRET set
+// it checks each X-Service-Signature (sha256= + hex HMAC-SHA256 of the body keyed by the
+// secret's UTF-8 bytes); with RECEIVER_LINES=1 it prints a line per request:
+// `r <arrival ms> <path> <event> <delivery> <after sha> <body bytes> <signature ok 1|0>`.
+const RECEIVER = `
+import http from 'node:http';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+const key = process.env.RECEIVER_SECRET ? Buffer.from(process.env.RECEIVER_SECRET, 'utf8') : null;
+const lines = process.env.RECEIVER_LINES === '1';
+let requests = 0, bytes = 0, bad = 0, last = 0; const guids = new Set();
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET') { res.end(JSON.stringify({ requests, bytes, guids: guids.size, bad_signatures: bad, last })); return; }
+  const chunks = [];
+  req.on('data', (c) => { bytes += c.length; chunks.push(c); });
+  req.on('end', () => {
+    const at = Date.now();
+    const body = Buffer.concat(chunks);
+    const guid = String(req.headers['x-service-delivery'] ?? '-');
+    requests++; last = at; guids.add(guid);
+    let ok = true;
+    if (key) {
+      const want = Buffer.from('sha256=' + createHmac('sha256', key).update(body).digest('hex'));
+      const got = Buffer.from(String(req.headers['x-service-signature'] ?? ''));
+      ok = got.length === want.length && timingSafeEqual(got, want);
+      if (!ok) bad++;
+    }
+    if (lines) {
+      const after = /"after":"([0-9a-f]{40})"/.exec(body.toString('latin1'))?.[1] ?? '-';
+      process.stdout.write('r ' + at + ' ' + req.url + ' ' + (req.headers['x-service-event'] ?? '-') + ' ' + guid + ' ' + after + ' ' + body.length + ' ' + (ok ? 1 : 0) + '\\n');
+    }
+    res.end('ok');
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));
+`;
+
+/** What the receiver's GET /stats answers. */
+export interface ReceiverStats {
+  requests: number;
+  bytes: number;
+  guids: number;
+  bad_signatures: number;
+  last: number;
+}
+
+/** Starts the receiver (RECEIVER_SECRET, RECEIVER_LINES in `env`); `url` is its origin. */
+export async function startReceiver(env: NodeJS.ProcessEnv = {}): Promise<Child & { url: string; stats: () => Promise<ReceiverStats> }> {
+  const rx = await child(process.execPath, ['--input-type=module', '-e', RECEIVER], { ...process.env, ...env }, /port \d+/);
+  const url = `http://127.0.0.1:${/port (\d+)/.exec(rx.out())![1]}`;
+  return { ...rx, url, stats: () => fetch(`${url}/stats`).then((r) => r.json() as Promise<ReceiverStats>) };
+}
+
+const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'wharf.js');
+
+/** A `wharf serve` child process: its URL, the admin token it printed, and a JSON API caller with that token. */
+export interface WharfChild extends Child {
+  url: string;
+  token: string;
+  api: <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
+}
+
+/** Starts `wharf serve` on a loopback port with its data under `dir` and `databaseUrl`; `env` adds to or overrides the defaults. */
+export async function serveWharf(dir: string, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<WharfChild> {
+  const server = await child(
+    process.execPath,
+    [BIN, 'serve'],
+    {
+      ...process.env,
+      DATA_DIR: path.join(dir, 'data'),
+      REPOS_DIR: path.join(dir, 'repos'),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      WEBHOOK_ALLOWED_HOSTS: 'loopback',
+      ...env,
+    },
+    /Admin token.*: wharf_\S+/,
+  );
+  const url = /listening on (http:\/\/\S+)/.exec(server.out())![1];
+  const token = /Admin token.*: (wharf_\S+)/.exec(server.out())![1];
+  const api = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
+    const res = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  return { ...server, url, token, api };
 }
