@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import knexLib from 'knex';
 import { Agent, request } from 'undici';
 import type { Bench, Figure } from './run.ts';
-import { freshDatabase } from './fixtures.ts';
+import { freshDatabase, percentile } from './fixtures.ts';
 import { loadConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { findOrg, createUser, setMembership } from '../src/domain/accounts.ts';
@@ -215,8 +215,6 @@ export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 /** Figure 2: real git pushes through Wharf's smart HTTP; latency from the recorded push event to arrival. */
 export async function latency(report: (f: Figure) => void) {

@@ -59,6 +59,9 @@ export async function generateRepository(dir: string): Promise<number> {
 /** The median of some timings. */
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** The p-th percentile of some timings (nearest rank: of 20, the 99th is the largest). */
+export const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
+
 /** A free loopback port (closed again before use, as git daemon binds it itself). */
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
