@@ -8,7 +8,8 @@
 //     each its own commit: deliveries per second until the receiver has the last distinct
 //     X-Service-Delivery, as a ratio to bare undici POSTs (64 connections, 64 in flight)
 //     of bodies the size of the real payloads to the same receiver, taken before and after
-//     the Wharf run and averaged. With it the run's time split, read from the database
+//     the Wharf run and averaged (after an untimed warm-up: bare POSTs get some fivefold
+//     faster over their first ~15,000, and both sides then meet a warm receiver). With it the run's time split, read from the database
 //     afterwards: when the events were written, their deliveries fanned out, the attempts
 //     started and finished, and the last one arrived.
 //  2. push_to_delivery_p50/p99_<dialect>: 20 pushes of one new commit to one branch, one
@@ -30,6 +31,9 @@ const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
 const PUSHES = 20;
 /** In flight at once for the baseline: WEBHOOK_CONCURRENCY's default, Wharf's side of the comparison. */
 const CONCURRENCY = 64;
+/** Bare POSTs per baseline (enough to last a while at the bare rate), and untimed before the first. */
+const BASELINE_POSTS = Math.max(BRANCHES, 10_000);
+const WARM_UP = 20_000;
 /** A wait fails when nothing arrives at the receiver for this long. */
 const STALL_MS = 60_000;
 /** The calibration branch: as long a name as most of the pushed ones, so its payload is their size. */
@@ -267,7 +271,10 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
     const calibration = shas.get(CALIBRATION)!;
     await push(src, remote, `refs/heads/${CALIBRATION}:refs/heads/${CALIBRATION}`);
     const calibrationBytes = (await received.until('the calibration delivery', pushOf(calibration), 0)).bytes;
-    const before = await bareRate(setup.rx.url, secret, calibrationBytes, BRANCHES);
+    // Untimed first: bare POSTs speed up some fivefold over their first ~15,000 (the client's
+    // and the receiver's JIT), so a cold before-baseline would be a fraction of the after one.
+    await bareRate(setup.rx.url, secret, calibrationBytes, WARM_UP);
+    const before = await bareRate(setup.rx.url, secret, calibrationBytes, BASELINE_POSTS);
     // 1. The big push, until the receiver has a delivery for every branch.
     const branches = new Set(Array.from({ length: BRANCHES }, (_, i) => shas.get(`b${i + 1}`)!));
     const firsts = new Map<string, Arrival>();
@@ -286,7 +293,7 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
     const rate = BRANCHES / (Math.max(1, last.at - pushed.endedAt) / 1000);
     const payloadBytes = median([...firsts.values()].map((a) => a.bytes));
     const resultsAt = await resultsWritten(db, wharf);
-    const after = await bareRate(setup.rx.url, secret, payloadBytes, BRANCHES);
+    const after = await bareRate(setup.rx.url, secret, payloadBytes, BASELINE_POSTS);
     const { attempts, split_ms } = await split(db, pushed.endedAt, last.at);
     return {
       rate,
@@ -304,6 +311,9 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
       resultsWrittenBy: resultsAt - pushed.endedAt,
       latencies,
     };
+  } catch (err) {
+    // What the server logged (warnings and errors) says more than a push's 500.
+    throw new Error(`${dialect} run: ${(err as Error).message}\nwharf serve logged:\n${wharf.out().slice(-4000)}`, { cause: err });
   } finally {
     await db.destroy();
     wharf.proc.kill('SIGKILL');
@@ -344,6 +354,8 @@ function figures(dialect: Dialect, runs: Run[]): Figure[] {
       baseline_before: Math.round(m.before),
       baseline_after: Math.round(m.after),
       baseline_concurrency: CONCURRENCY,
+      baseline_posts: BASELINE_POSTS,
+      baseline_warm_up_posts: WARM_UP,
       payload_bytes: m.payloadBytes,
       baseline_before_body_bytes: m.calibrationBytes,
       received: m.received,
