@@ -12,7 +12,7 @@ import type { Bench } from './run.ts';
 import { COMMITS, freePort, generateRepository, median, timedGit } from './fixtures.ts';
 
 const RUNS = 5;
-const TARGET = 1.2;
+const TARGET = 1.1;
 
 const bench: Bench = async (report) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-bench-import-'));
