@@ -112,7 +112,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   /** A time-out for the current phase (connecting, then the exchange), checked after the I/O already in. */
   private arm(): NodeJS.Timeout {
     const phase = this.phase;
-    return setTimeout(() => setImmediate(() => phase === this.phase && this.timedOut()), this.timeoutMs);
+    return setTimeout(() => setImmediate(() => phase === this.phase && !this.settled && this.timedOut()), this.timeoutMs);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

@@ -147,3 +147,31 @@ t.test('an answer that came in time while the event loop was busy is the answer,
   const o = await sendAttempt(agent(t), url, headers, body, 300);
   t.match(o, { statusCode: 200, error: null, responseBody: 'in time' });
 });
+
+t.test('an answer taken in time during a stall keeps its connection: the next attempt reuses it', async (t) => {
+  let stall = true;
+  let connections = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200).end('in time');
+      if (!stall) return;
+      stall = false;
+      const busyUntil = Date.now() + 600;
+      while (Date.now() < busyUntil); // the time-out fires during this stall, after the answer came in
+    });
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const a = agent(t);
+  const first = await sendAttempt(a, url, headers, body, 300);
+  await new Promise((r) => setTimeout(r, 50)); // the late time-out, if any, has run
+  const second = await sendAttempt(a, url, headers, body, 300);
+  t.match([first.statusCode, second.statusCode], [200, 200], 'both answered');
+  t.equal(connections, 1, 'one keep-alive connection for both');
+});
