@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { startServeProcess } from '../helpers/serveProcess.ts';
+import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
 import { startReceiver } from './receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -14,18 +14,7 @@ const serve = (env: Record<string, string>) => startServeProcess(env);
 t.test('SIGKILL in the middle of a storm of deliveries, then restart: every delivery ends in success, none lost', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-crash-'));
   const database = await createTestDatabase(dir);
-  const env = {
-    DATA_DIR: path.join(dir, 'data'),
-    REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'silent',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    WEBHOOK_ALLOWED_HOSTS: 'loopback',
-    WEBHOOK_TIMEOUT: '2s',
-    WEBHOOK_CONCURRENCY: '8',
-    WEBHOOK_RETRY_SCHEDULE: '0s,500ms,1s,2s',
-  };
+  const env = serveEnv(dir, database.url, { WEBHOOK_TIMEOUT: '2s', WEBHOOK_CONCURRENCY: '8', WEBHOOK_RETRY_SCHEDULE: '0s,500ms,1s,2s' });
   let current: ChildProcess | undefined;
   t.teardown(async () => {
     current?.kill('SIGKILL');

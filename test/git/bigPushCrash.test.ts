@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { startServeProcess } from '../helpers/serveProcess.ts';
+import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient } from '../helpers/git.ts';
 import { startReceiver } from '../delivery/receiver.ts';
 import { deliveriesSettled, pushesRecorded, waitFor } from '../helpers/wait.ts';
@@ -19,16 +19,7 @@ const serve = (env: Record<string, string>) => startServeProcess(env, 60_000);
 t.test('SIGKILL of wharf serve while a big push is being recorded, then a restart: every event is raised once and delivered', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-push-crash-'));
   const database = await createTestDatabase(dir);
-  const env = {
-    DATA_DIR: path.join(dir, 'data'),
-    REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'silent',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    WEBHOOK_ALLOWED_HOSTS: 'loopback',
-    WEBHOOK_RETRY_SCHEDULE: '0s,500ms,1s,2s',
-  };
+  const env = serveEnv(dir, database.url, { WEBHOOK_RETRY_SCHEDULE: '0s,500ms,1s,2s' });
   let current: ChildProcess | undefined;
   t.teardown(async () => {
     current?.kill('SIGKILL');

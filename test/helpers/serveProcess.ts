@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { WHARF_BIN } from './cli.ts';
 import type { TestLike } from './wharf.ts';
 
@@ -16,6 +17,24 @@ export interface ServeProcess {
   kill(): Promise<void>;
   /** SIGTERM (a clean stop), and wait for the exit code. */
   stop(): Promise<number | null>;
+}
+
+/**
+ * The environment of a test node on a database, with its data and repositories under
+ * `dir`: quiet, on a loopback port, delivering to loopback receivers; `extra` adds or
+ * overrides settings.
+ */
+export function serveEnv(dir: string, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    ...extra,
+  };
 }
 
 /** How to start it: `t` kills it when the test ends; `timeoutMs` bounds the start. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/database.ts';
-import { startServeProcess } from '../helpers/serveProcess.ts';
+import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient } from '../helpers/git.ts';
 import { startReceiver } from '../delivery/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -20,16 +20,7 @@ t.test(
       await database.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     });
-    const env = {
-      DATA_DIR: path.join(dir, 'data'),
-      REPOS_DIR: path.join(dir, 'repos'),
-      DATABASE_URL: database.url,
-      LOG_LEVEL: 'silent',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      WEBHOOK_ALLOWED_HOSTS: 'loopback',
-    };
-    const node = await startServeProcess(env, 60_000);
+    const node = await startServeProcess(serveEnv(dir, database.url), 60_000);
     child = node.child;
     const api = (method: string, p: string, body?: unknown) =>
       fetch(node.url + p, {
