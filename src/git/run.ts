@@ -28,8 +28,11 @@ export interface StartGitOptions {
   env?: Record<string, string>;
   /** `-c` options after the safe ones, before the subcommand (an import source's transport rules). */
   config?: string[];
-  /** Written to git's stdin, which is then closed; null (the default) gives git no stdin. */
-  input?: string | Buffer | null;
+  /**
+   * Written to git's stdin, which is then closed; null (the default) gives git no stdin;
+   * 'open' leaves stdin open for the caller to write and end (a long-lived `cat-file --batch`).
+   */
+  input?: string | Buffer | null | 'open';
   /** Its own process group, so a kill of the group reaches git's children (remote helpers, index-pack). */
   detached?: boolean;
 }
@@ -61,7 +64,7 @@ export function startGit(args: string[], options: StartGitOptions = {}): Started
   if (child.stdin) {
     // git may exit before reading all of stdin (an error); its exit code tells what happened.
     child.stdin.on('error', () => {});
-    child.stdin.end(input);
+    if (input !== 'open') child.stdin.end(input);
   }
   const done = new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
     child.on('error', reject);

@@ -5,7 +5,8 @@ import type { NewEvent } from '../events/types.ts';
 import type { PushPayload } from '../domain/payloads/schemas/push.ts';
 import { repoDir } from '../git/bare.ts';
 import type { RefUpdate } from './log.ts';
-import { newCommits, peelCommits, readCommits, refValues, type CommitInfo, type NewCommits } from '../git/objects.ts';
+import { newCommits, peelCommits, refValues, type NewCommits } from '../git/objects.ts';
+import { readCommits, type CommitInfo, type CommitReader } from '../git/commitReader.ts';
 import { gitSucceeds } from '../git/run.ts';
 
 /** The all-zero object id git uses for a ref that did not exist or no longer does. */
@@ -13,10 +14,6 @@ export const ZERO_ID = '0000000000000000000000000000000000000000';
 
 /** At most this many commits are listed per push event (SPEC §6). */
 export const MAX_COMMITS = 2048;
-
-/** A chunk of a push's events closes at this many refs, or once it lists this many commits. */
-const CHUNK_REFS = 50;
-const CHUNK_COMMITS = 2048;
 
 /** True for the all-zero id: a ref created (before) or deleted (after). */
 export const isZero = (sha: string) => /^0+$/.test(sha);
@@ -115,30 +112,13 @@ export async function planPush(config: Config, repo: Repository, updates: RefUpd
   return plans;
 }
 
-/** Splits a plan into the chunks recorded one transaction each; the same plan always splits the same way. */
-export function chunksOf(plans: PlannedEvent[]): PlannedEvent[][] {
-  const chunks: PlannedEvent[][] = [];
-  let current: PlannedEvent[] = [];
-  let commits = 0;
-  for (const p of plans) {
-    if (current.length > 0 && (current.length >= CHUNK_REFS || commits + p.listed.length > CHUNK_COMMITS)) {
-      chunks.push(current);
-      current = [];
-      commits = 0;
-    }
-    current.push(p);
-    commits += p.listed.length;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
-
-/** Builds the `push` events of planned refs, reading only the commits they show. */
+/** Builds the `push` events of planned refs, reading only the commits they show (through `reader` when the caller keeps one open). */
 export async function buildPushEvents(
   config: Config,
   repo: Repository,
   sender: { id: number; login: string } | null,
   plans: PlannedEvent[],
+  reader?: CommitReader,
 ): Promise<NewEvent[]> {
   const dir = repoDir(config.reposDir, repo.org, repo.name);
   const ids = new Set<string>();
@@ -146,7 +126,7 @@ export async function buildPushEvents(
     for (const id of p.listed) ids.add(id);
     if (p.headId) ids.add(p.headId);
   }
-  const details = await readCommits(dir, [...ids]);
+  const details = await (reader ? reader.read([...ids]) : readCommits(dir, [...ids]));
   const base = `${config.baseUrl}/${repo.org}/${repo.name}/commit/`;
   const present = (c: CommitInfo, distinct: boolean) => ({
     id: c.id,

@@ -7,7 +7,10 @@ import { isPostgres } from '../db/connect.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { synchronizePulls } from '../domain/pulls.ts';
 import { recordEvents } from '../events/outbox.ts';
-import { buildPushEvents, chunksOf, planPush } from './events.ts';
+import { openCommitReader } from '../git/commitReader.ts';
+import { repoDir } from '../git/bare.ts';
+import { buildPushEvents, planPush } from './events.ts';
+import { chunksOf } from './chunking.ts';
 import { legacyPushes, removePushLog } from './log.ts';
 import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './records.ts';
 import { PUSH_CHANNEL, PUSH_RECORDED } from './wake.ts';
@@ -40,28 +43,41 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
   if (!repo) return dropOrphanPushRecord(db, rec.id); // deleted since: nothing to tell
   const started = performance.now();
   const sender = await pushSender(db, rec.senderId);
-  const chunks = chunksOf(await planPush(config, repo, rec.updates, rec.refsAfter));
+  const chunks = chunksOf(await planPush(config, repo, rec.updates, rec.refsAfter), rec.chunking);
   if (chunks.length === 0) chunks.push([]);
   const planned = performance.now();
   const metrics = pushMetrics(services);
-  for (let k = rec.chunksDone; k < chunks.length; k++) {
-    if (signal.aborted) throw new Stopping();
-    const events = (await buildPushEvents(config, repo, sender, chunks[k])).map((e) => ({ ...e, occurredAt: rec.landedAt }));
-    await db.transaction(async (trx) => {
-      await markChunkDone(trx, rec.id, node, k, k === chunks.length - 1);
-      const synchronized = await synchronizePulls(
-        trx,
-        config,
-        repo,
-        sender,
-        chunks[k].map((p) => p.update),
-      );
-      await recordEvents(trx, [...events, ...synchronized]);
-    });
-    metrics.chunks.inc();
-    notifyDeliveries(services);
-    // Let requests in between chunks.
-    await new Promise((resolve) => setImmediate(resolve));
+  // One cat-file for the whole push; the next chunk's commits are read while a chunk commits.
+  const reader = openCommitReader(repoDir(config.reposDir, repo.org, repo.name));
+  const build = (k: number) =>
+    buildPushEvents(config, repo, sender, chunks[k], reader).then((events) => events.map((e) => ({ ...e, occurredAt: rec.landedAt })));
+  try {
+    let next: ReturnType<typeof build> | undefined;
+    for (let k = rec.chunksDone; k < chunks.length; k++) {
+      const events = await (next ?? build(k));
+      if (signal.aborted) throw new Stopping();
+      if (k + 1 < chunks.length) {
+        next = build(k + 1);
+        next.catch(() => undefined); // its failure is met when the loop awaits it
+      }
+      await db.transaction(async (trx) => {
+        await markChunkDone(trx, rec.id, node, k, k === chunks.length - 1);
+        const synchronized = await synchronizePulls(
+          trx,
+          config,
+          repo,
+          sender,
+          chunks[k].map((p) => p.update),
+        );
+        await recordEvents(trx, [...events, ...synchronized]);
+      });
+      metrics.chunks.inc();
+      notifyDeliveries(services);
+      // Let requests in between chunks.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    reader.close();
   }
   metrics.recorded.inc();
   services.log.info(

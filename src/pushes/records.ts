@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { isPostgres, type Db } from '../db/connect.ts';
 import type { DbInt } from '../db/rows.ts';
+import { CHUNKING, type Chunking } from './chunking.ts';
 import { parseRefListing, parseUpdates, REFS_END, type PushLog, type RefUpdate } from './log.ts';
 
 /** A push whose events are still to be recorded, as claimed by one node. */
@@ -12,6 +13,8 @@ export interface PushRecord {
   updates: RefUpdate[];
   refsAfter?: Map<string, string>;
   chunksDone: number;
+  /** The chunking scheme chunksDone counts in (events.ts, CHUNKING). */
+  chunking: Chunking;
   attempts: number;
   /** Runs that ended because their node died (counted when the claim was taken over or swept). */
   interruptions: number;
@@ -35,6 +38,7 @@ export async function insertPushRecord(db: Db | Knex.Transaction, repositoryId: 
       updates: log.updates.map((u) => `${u.before} ${u.after} ${u.ref}\n`).join(''),
       refs_after: refs,
       next_try_at: 0,
+      chunking: CHUNKING,
     })
     .returning('id');
   return Number(typeof row === 'object' ? row.id : row);
@@ -49,6 +53,7 @@ interface PushRecordRow {
   updates: string;
   refs_after: string | null;
   chunks_done: number;
+  chunking: number | null;
   attempts: number;
   interruptions: number;
 }
@@ -62,6 +67,7 @@ function fromRow(row: PushRecordRow): PushRecord {
     updates: parseUpdates(String(row.updates)),
     refsAfter: row.refs_after === null ? undefined : parseRefListing(String(row.refs_after)),
     chunksDone: Number(row.chunks_done),
+    chunking: row.chunking === null ? 1 : (Number(row.chunking) as Chunking),
     attempts: Number(row.attempts),
     interruptions: Number(row.interruptions ?? 0),
   };
