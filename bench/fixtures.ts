@@ -182,11 +182,16 @@ export interface WharfChild extends Child {
   api: <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
 }
 
-/** Starts `wharf serve` on a loopback port with its data under `dir` and `databaseUrl`; `env` adds to or overrides the defaults. */
+/**
+ * Starts `wharf serve` on a loopback port with its data under `dir` and `databaseUrl`; `env`
+ * adds to or overrides the defaults. With BENCH_CPU_PROFILE=<dir> the server writes a V8 CPU
+ * profile there when it stops (open it in Chrome's DevTools) — to see where a figure goes.
+ */
 export async function serveWharf(dir: string, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<WharfChild> {
+  const profile = process.env.BENCH_CPU_PROFILE;
   const server = await child(
     process.execPath,
-    [BIN, 'serve'],
+    [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), BIN, 'serve'],
     {
       ...process.env,
       DATA_DIR: path.join(dir, 'data'),

@@ -181,8 +181,26 @@ async function split(db: Knex, pushedAt: number, lastReceived: number) {
       'max(delivery_attempts.started_at + delivery_attempts.duration_ms) as done, count(*) as n',
   );
   const since = (t: number | null | undefined) => (t === null || t === undefined ? null : Number(t) - pushedAt);
+  // Per 100 ms from the push's end: events written and attempts started (where the pipeline stalls).
+  const per100 = async (q: Knex.QueryBuilder, column: string) => {
+    const rows = (await bulk(q).select(db.raw(`${column} as t`))) as { t: number }[];
+    const counts: number[] = [];
+    for (const { t } of rows) {
+      const k = Math.max(0, Math.floor((Number(t) - pushedAt) / 100));
+      while (counts.length <= k) counts.push(0);
+      counts[k]++;
+    }
+    return counts;
+  };
   return {
     attempts: Number(attempts.n ?? 0),
+    per_100ms: {
+      events: await per100(db('events'), 'events.created_at'),
+      attempts_started: await per100(
+        db('delivery_attempts').join('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id').join('events', 'events.id', 'deliveries.event_id'),
+        'delivery_attempts.started_at',
+      ),
+    },
     split_ms: {
       recorded_first: since(events.first),
       recorded_last: since(events.last),
@@ -243,6 +261,7 @@ interface Run {
   badSignatures: number;
   attempts: number;
   split_ms: Record<string, number | null>;
+  per_100ms: { events: number[]; attempts_started: number[] };
   resultsWrittenBy: number;
   latencies: number[];
 }
@@ -294,7 +313,7 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
     const payloadBytes = median([...firsts.values()].map((a) => a.bytes));
     const resultsAt = await resultsWritten(db, wharf);
     const after = await bareRate(setup.rx.url, secret, payloadBytes, BASELINE_POSTS);
-    const { attempts, split_ms } = await split(db, pushed.endedAt, last.at);
+    const { attempts, split_ms, per_100ms } = await split(db, pushed.endedAt, last.at);
     return {
       rate,
       baseline: (before + after) / 2,
@@ -308,6 +327,7 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
       badSignatures: received.all.filter((a) => !a.signatureOk).length,
       attempts,
       split_ms,
+      per_100ms,
       resultsWrittenBy: resultsAt - pushed.endedAt,
       latencies,
     };
@@ -316,7 +336,8 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
     throw new Error(`${dialect} run: ${(err as Error).message}\nwharf serve logged:\n${wharf.out().slice(-4000)}`, { cause: err });
   } finally {
     await db.destroy();
-    wharf.proc.kill('SIGKILL');
+    // A profiled server stops cleanly, so it writes its profile.
+    wharf.proc.kill(process.env.BENCH_CPU_PROFILE ? 'SIGTERM' : 'SIGKILL');
     rx?.proc.kill('SIGKILL');
     await Promise.all([wharf.exited, rx?.exited]);
     await database.drop();
@@ -363,6 +384,7 @@ function figures(dialect: Dialect, runs: Run[]): Figure[] {
       attempts: m.attempts,
       bad_signatures: m.badSignatures,
       split_ms: { ...m.split_ms, all_results_written_by: m.resultsWrittenBy },
+      per_100ms: m.per_100ms,
       note: 'deliveries/s from the push process exiting to the receiver having the last distinct X-Service-Delivery; split_ms from the push end, from the rows written (events, deliveries, attempts)',
     },
     {
