@@ -178,7 +178,7 @@ async function split(db: Knex, pushedAt: number, lastReceived: number) {
   const attempts = await aggregate(
     db('delivery_attempts').join('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id').join('events', 'events.id', 'deliveries.event_id'),
     'min(delivery_attempts.started_at) as first, max(delivery_attempts.started_at) as last, ' +
-      'max(delivery_attempts.started_at + delivery_attempts.duration_ms) as done, count(*) as n',
+      'max(delivery_attempts.started_at + delivery_attempts.duration_ms) as done, count(*) as n, avg(delivery_attempts.duration_ms) as mean_ms',
   );
   const since = (t: number | null | undefined) => (t === null || t === undefined ? null : Number(t) - pushedAt);
   // Per 100 ms from the push's end: events written and attempts started (where the pipeline stalls).
@@ -210,6 +210,8 @@ async function split(db: Knex, pushedAt: number, lastReceived: number) {
       last_attempt_started: since(attempts.last),
       last_attempt_finished: since(deliveries.finished ?? attempts.done),
       last_received: lastReceived - pushedAt,
+      // How long one attempt took from its start to its answer (64 run at once).
+      attempt_mean: attempts.mean_ms === null || attempts.mean_ms === undefined ? null : Number(Number(attempts.mean_ms).toFixed(1)),
     },
   };
 }
