@@ -37,7 +37,7 @@ export function jsonBody(limit = JSON_LIMIT) {
     } catch {
       throw badRequest('Malformed JSON');
     }
-    refuseBadText(parsed);
+    refuseBadText(parsed, text);
     ctx.request.body = parsed;
     return next();
   };

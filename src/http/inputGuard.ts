@@ -59,8 +59,26 @@ export function badTextIn(value: unknown, pointer = '', found: ErrorDetail[] = [
   return found;
 }
 
-/** Throws a 422 naming every string of a parsed JSON body that no database column should get, and nesting too deep to walk. */
-export function refuseBadText(value: unknown): void {
+// JSON text can carry a NUL or a lone surrogate only as a \u escape: a raw control
+// character is malformed JSON, and valid UTF-8 encodes no surrogate. (An escaped
+// backslash before "u0000" matches too, which only costs the full walk.)
+const ESCAPED_BAD_TEXT = /\\u(?:0000|d[89a-f])/i;
+
+/** True when a parsed JSON value nests deeper than MAX_JSON_DEPTH. */
+function nestsTooDeep(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth > MAX_JSON_DEPTH) return true;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (nestsTooDeep(item, depth + 1)) return true;
+  return false;
+}
+
+/**
+ * Throws a 422 naming every string of a parsed JSON body that no database column should
+ * get, and nesting too deep to walk. Given the body's `text`, a body with no suspect
+ * escape is only checked for depth (no pointer is built for each of its strings).
+ */
+export function refuseBadText(value: unknown, text?: string): void {
+  if (text !== undefined && !ESCAPED_BAD_TEXT.test(text) && !nestsTooDeep(value)) return;
   const found = badTextIn(value);
   if (found.length > 0) throw validationFailed(found);
 }

@@ -70,3 +70,16 @@ t.test('a huge token lifetime is a 422 naming expires_in; a year is fine', async
   const year = await w.api('POST', '/api/v1/user/tokens', { body: { name: 't', expires_in: '365d' } });
   t.equal(year.status, 201);
 });
+
+t.test('the JSON body guard reads the text: without a \\u escape of a NUL or surrogate only nesting is walked, and either still refuses', async (t) => {
+  const { refuseBadText } = await import('../../src/http/inputGuard.ts');
+  const check = (text: string) => () => refuseBadText(JSON.parse(text), text);
+  t.doesNotThrow(check('{"title":"plain","labels":["a","b"]}'));
+  t.doesNotThrow(check('{"title":"\\ud83d\\ude00 paired"}'), 'an escaped surrogate pair is text');
+  t.doesNotThrow(check('{"title":"\\\\u0000 is an escaped backslash"}'), 'a backslash before u0000 is not a NUL (the full walk finds nothing)');
+  t.throws(check('{"title":"a\\u0000b"}'), { code: 'validation_failed' });
+  t.throws(check('{"t\\uDC00":1}'), { code: 'validation_failed' }, 'a lone low surrogate in a key, upper-case hex');
+  t.throws(check('{"title":"\\ud800"}'), { code: 'validation_failed' });
+  t.throws(check('{"a":'.repeat(70) + '1' + '}'.repeat(70)), { code: 'validation_failed' }, 'nesting past 64 levels');
+  t.throws(check('['.repeat(70) + ']'.repeat(70)), { code: 'validation_failed' });
+});
