@@ -24,6 +24,7 @@ export function timedGit(args: string[], cwd: string, input?: (stdin: NodeJS.Wri
     child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-2000)));
     if (input) input(child.stdin);
     else child.stdin.end();
+    child.on('error', reject); // git missing, or a cwd that does not exist: a failed bench, not a crashed harness
     child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`git ${args[0]}: ${stderr}`))));
   });
 }
