@@ -36,7 +36,9 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 // commands (SPEC §7.6, gitmodules.ts). It runs inside git's quarantine, before any ref
 // moves; what it prints on stderr git shows the pusher as "remote:" lines. Only the new
 // commits are read (rev-list --not --all) and diff-tree keeps .gitmodules entries alone,
-// so a push without .gitmodules changes costs two short git runs and no node.
+// so a push without .gitmodules changes costs two short git runs and no node. The new
+// objects of the updates (all but deletions, whose new id is all zeros) are picked by awk:
+// a shell read loop costs ~25 µs a line, 125 ms of a mirror push of 5,000 refs.
 function preReceive(dir: string): string {
   return `#!/bin/sh
 # Written by Wharf at start; hand-edits are lost. Refuses refs over ${MAX_REF_BYTES} bytes and .gitmodules URLs that run commands.
@@ -48,7 +50,7 @@ if [ -n "$long" ]; then
   printf '%s\\n' "$long" >&2
   exit 1
 fi
-new=$(printf '%s\\n' "$updates" | while read -r old new ref; do case "$new" in *[!0]*) echo "$new" ;; esac; done)
+new=$(printf '%s\\n' "$updates" | awk '$2 ~ /[^0]/ { print $2 }')
 [ -n "$new" ] || exit 0
 blobs=$(echo "$new" | git rev-list --stdin --not --all | git ${GITMODULES_DIFF.map(quote).join(' ')} |
   sed -n 's/^:[0-9]* 100[0-9]* [0-9a-f]* \\([0-9a-f]*\\) .*/\\1/p' | sort -u)
