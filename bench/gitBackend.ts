@@ -14,25 +14,8 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** Splits a CGI header block off `buffer`: the status, the headers and the body bytes after it; null while incomplete. */
-function cgiHead(buffer: Buffer): { status: number; headers: [string, string][]; rest: Buffer } | null {
-  const crlf = buffer.indexOf('\r\n\r\n');
-  const lf = buffer.indexOf('\n\n');
-  const [end, skip] = lf >= 0 && (crlf < 0 || lf < crlf) ? [lf, 2] : [crlf, 4];
-  if (end < 0) return null;
-  let status = 200;
-  const headers: [string, string][] = [];
-  for (const line of buffer.toString('latin1', 0, end).split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const name = line.slice(0, colon).trim();
-    const value = line.slice(colon + 1).trim();
-    if (name.toLowerCase() === 'status') status = Number(/^\d{3}/.exec(value)?.[0] ?? 500);
-    else headers.push([name, value]);
-  }
-  return { status, headers, rest: buffer.subarray(end + skip) };
-}
+// The CGI header parser Wharf's own route uses: a pure function, no part of what is measured.
+import { splitCgiHeaders } from '../src/transport/git/cgi.ts';
 
 /** The user name of a Basic Authorization header; empty without one. */
 function basicUser(header: string | undefined): string {
@@ -77,7 +60,7 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse, root: string
   let started = false;
   const onData = (chunk: Buffer) => {
     head = Buffer.concat([head, chunk]);
-    const parsed = cgiHead(head);
+    const parsed = splitCgiHeaders(head);
     if (!parsed) return;
     started = true;
     child.stdout.off('data', onData);
