@@ -15,7 +15,8 @@
 // servers (Wharf's made by push to create), the side going first alternating run by run,
 // then clones what was pushed. Wharf records the push's events in the background after
 // `git push` returns; the bench waits for that (no push record left) before the next
-// timing and prints that wait as `recorded_ms`, apart from the push.
+// timing and prints that wait as `recorded_ms`, apart from the push. Every repository and
+// clone stays until the end (some 2.5 GB a database at 5 runs).
 //
 // Wharf runs as `wharf serve`, a process of its own, as does the baseline server: neither
 // shares an event loop with this harness (which polls Wharf's database while it records),
@@ -137,9 +138,9 @@ async function measure(dir: string, src: string, c: Case, servers: Servers, dial
     for (const side of order)
       times.clone[side].push(await timedGit(['clone', '-q', '--mirror', servers.url(side, name), path.join(clones, `${side}-${name}`)], dir));
     times.clone.file.push(await timedGit(['clone', '-q', '--mirror', `file://${fileRepo}`, path.join(clones, `file-${name}`)], dir));
-    fs.rmSync(clones, { recursive: true, force: true });
-    fs.rmSync(fileRepo, { recursive: true, force: true });
-    fs.rmSync(path.join(servers.backendRoot, `${name}.git`), { recursive: true, force: true });
+    // Nothing is removed until the bench ends: on ext4, files created where many were just
+    // deleted wait on the inode allocator (`recently_deleted`), which slowed the ref updates
+    // of whichever side's repositories sat beside removed ones (341 refs: 22 → 100–300 ms).
     const last = (xs: number[]) => Math.round(xs.at(-1)!);
     process.stderr.write(
       `git ${c.key} ${dialect} run ${run + 1}/${RUNS}: push wharf ${last(times.push.wharf)} ms, http-backend ${last(times.push.backend)} ms, file ${last(times.push.file)} ms, ` +
