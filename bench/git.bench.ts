@@ -109,7 +109,7 @@ async function bareRepository(dir: string): Promise<void> {
     await timedGit(['config', key, value], dir);
 }
 
-/** The two servers of a dialect's runs: URLs with credentials for a repository name. */
+/** The two servers of a dialect's runs, and a repository's URL on either (Wharf's carries the admin token). */
 interface Servers {
   wharf: WharfChild;
   db: Db;
