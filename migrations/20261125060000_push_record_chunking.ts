@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// How a push record's events were split into chunks (src/pushes/events.ts, chunksOf):
+// How a push record's events were split into chunks (src/pushes/chunking.ts):
 // chunks_done counts chunks of that scheme, so a record half recorded by an earlier
 // version is resumed with the split it began with. NULL (every record written before
 // this column) is scheme 1, fixed chunks of 50 refs; 2 grows each chunk from 50 refs.

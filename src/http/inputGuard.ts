@@ -74,11 +74,11 @@ function nestsTooDeep(value: unknown, depth = 0): boolean {
 
 /**
  * Throws a 422 naming every string of a parsed JSON body that no database column should
- * get, and nesting too deep to walk. Given the body's `text`, a body with no suspect
- * escape is only checked for depth (no pointer is built for each of its strings).
+ * get, and nesting too deep to walk. `value` is `text` parsed: a body whose text holds
+ * no suspect escape is only checked for depth (no pointer is built for each string).
  */
-export function refuseBadText(value: unknown, text?: string): void {
-  if (text !== undefined && !ESCAPED_BAD_TEXT.test(text) && !nestsTooDeep(value)) return;
+export function refuseBadText(value: unknown, text: string): void {
+  if (!ESCAPED_BAD_TEXT.test(text) && !nestsTooDeep(value)) return;
   const found = badTextIn(value);
   if (found.length > 0) throw validationFailed(found);
 }
