@@ -57,6 +57,15 @@ export async function generateRepository(dir: string): Promise<number> {
   return fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
 }
 
+/** Runs per figure: BENCH_RUNS, 5 unless set. */
+export const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
+
+/** The spread of a figure over the runs. */
+export const spread = (xs: number[], digits = 0) => {
+  const r = (x: number) => Number(x.toFixed(digits));
+  return { min: r(Math.min(...xs)), max: r(Math.max(...xs)), runs: xs.map(r) };
+};
+
 /** The median of some timings. */
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

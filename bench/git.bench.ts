@@ -33,11 +33,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect, type Db } from '../src/db/connect.ts';
 import type { Bench, Figure } from './run.ts';
-import { child, COMMITS, freshDatabase, generateRepository, median, serveWharf, timedGit, type Child, type WharfChild } from './fixtures.ts';
+import { child, COMMITS, freshDatabase, generateRepository, median, RUNS, serveWharf, timedGit, type Child, type WharfChild } from './fixtures.ts';
 import { GIT_BACKEND_SCRIPT } from './gitBackend.ts';
 import { generateShape, shapeCommits, shapeRefs, type Shape } from './gitShapes.ts';
 
-const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
 const TARGET = 1.1;
 const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
 /** Waiting for Wharf to record a push fails after this long. */

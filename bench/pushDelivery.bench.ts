@@ -24,10 +24,9 @@ import { Pool } from 'undici';
 import type { Knex } from 'knex';
 import { connect } from '../src/db/connect.ts';
 import type { Bench, Figure } from './run.ts';
-import { freshDatabase, median, percentile, serveWharf, startReceiver, timedGit, type Child, type WharfChild } from './fixtures.ts';
+import { freshDatabase, median, percentile, RUNS, serveWharf, spread, startReceiver, timedGit, type Child, type WharfChild } from './fixtures.ts';
 
 const BRANCHES = Math.max(1, Number(process.env.BENCH_PUSH_BRANCHES ?? 3000) || 3000);
-const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
 const PUSHES = 20;
 /** In flight at once for the baseline: WEBHOOK_CONCURRENCY's default, Wharf's side of the comparison. */
 const CONCURRENCY = 64;
@@ -345,12 +344,6 @@ async function runOnce(dir: string, src: string, shas: Shas, dialect: Dialect): 
     await database.drop();
   }
 }
-
-/** The spread of a figure over the runs. */
-const spread = (xs: number[], digits = 0) => {
-  const r = (x: number) => Number(x.toFixed(digits));
-  return { min: r(Math.min(...xs)), max: r(Math.max(...xs)), runs: xs.map(r) };
-};
 
 /** The figures of one dialect, from its runs. */
 function figures(dialect: Dialect, runs: Run[]): Figure[] {

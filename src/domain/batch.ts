@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isPostgres } from '../db/connect.ts';
+import { connectionPool, isPostgres } from '../db/connect.ts';
 
 /**
  * Bound variables one statement may carry. SQLite (as bundled by better-sqlite3)
@@ -29,11 +29,21 @@ export async function lockRepository(trx: Knex.Transaction, repositoryId: number
   if (isPostgres(trx)) await trx('repositories').where('id', repositoryId).forUpdate().first('id');
 }
 
+/** The part of a node-postgres connection insertValues uses. */
+interface PgConnection {
+  query(config: { text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
 /**
  * One multi-row `INSERT … VALUES (…), (…)` per chunk, written out by hand: Knex
  * renders multi-row inserts on SQLite as `SELECT … UNION ALL SELECT …`, which
  * SQLite caps at 500 terms. Both dialects accept this form, `ON CONFLICT` and
  * `RETURNING` alike. Returns the `returning` columns of every written row.
+ *
+ * On Postgres the statement is written with `$n` placeholders and sent on the
+ * transaction's own connection: through `trx.raw`, Knex would scan its tens of
+ * thousands of `?` twice with regular expressions to number them, a fifth of a bulk
+ * import's time. Values are strings, numbers or null, which both drivers take as they are.
  */
 export async function insertValues<R = Record<string, unknown>>(
   trx: Knex.Transaction,
@@ -51,14 +61,21 @@ export async function insertValues<R = Record<string, unknown>>(
     tail += merge?.length ? `do update set ${merge.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'do nothing';
   }
   if (options.returning) tail += ` returning ${options.returning.map(q).join(', ')}`;
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  const postgres = isPostgres(trx);
+  const head = `insert into ${q(table)} (${columns.map(q).join(', ')}) values `;
   const out: R[] = [];
   for (const chunk of chunksFor(rows, columns.length)) {
-    const sql = `insert into ${q(table)} (${columns.map(q).join(', ')}) values ${chunk.map(() => tuple).join(', ')}${tail}`;
     const values = chunk.flatMap((row) => columns.map((c) => row[c] ?? null));
-    const result = await trx.raw(sql, values as Knex.RawBinding[]);
-    // pg answers { rows }, better-sqlite3 an array of rows.
-    if (options.returning) out.push(...((Array.isArray(result) ? result : result.rows) as R[]));
+    if (postgres) {
+      const tuples = chunk.map((_, r) => `(${columns.map((_c, c) => `$${r * columns.length + c + 1}`).join(', ')})`);
+      const conn = await connectionPool<PgConnection>(trx).acquireConnection();
+      const result = await conn.query({ text: head + tuples.join(', ') + tail, values });
+      if (options.returning) out.push(...(result.rows as R[]));
+      continue;
+    }
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const result = await trx.raw(head + chunk.map(() => tuple).join(', ') + tail, values as Knex.RawBinding[]);
+    if (options.returning) out.push(...(result as R[]));
   }
   return out;
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { chunksFor, insertValues, lockRepository } from './batch.ts';
-import { replaceLabels } from './labels.ts';
+import { addLabels, replaceLabels } from './labels.ts';
 import { conflict, type ErrorDetail } from '../errors/wharfError.ts';
 import type { BulkIssue, OnConflict } from './inputs/bulkIssues.ts';
 
@@ -47,7 +47,8 @@ type Row = ReturnType<typeof toRow>;
 
 /**
  * Writes rows in multi-row statements sized to the variable limit; with `merge`, a row
- * whose number exists updates that issue in place (its id, comments and kind kept).
+ * whose number exists updates that issue in place (its id, comments and kind kept), or
+ * is left out when `merge` is empty.
  * Returns issue id by number.
  */
 async function writeRows(trx: Knex.Transaction, rows: Row[], merge?: (keyof Row)[]): Promise<Map<number, number>> {
@@ -67,11 +68,24 @@ const UPDATED_FIELDS: (keyof Row)[] = ['title', 'body', 'state', 'assignees', 'u
 export async function importIssues(db: Db, repo: Repository, importer: User, issues: BulkIssue[], onConflict: OnConflict): Promise<BulkResult> {
   return db.transaction(async (trx) => {
     await lockRepository(trx, repo.id);
-    const existing = await existingNumbers(
+    const now = Date.now();
+    // Every record is written as a new issue first, a number already used left as it is:
+    // the numbers that did not come back are the conflicts, found without reading every
+    // number beforehand. A conflict that fails the request rolls it all back.
+    const ids = await writeRows(
       trx,
-      repo.id,
-      issues.map((i) => i.number),
+      issues.map((i) => toRow(repo.id, importer.id, i, now)),
+      [],
     );
+    const taken = issues.filter((i) => !ids.has(i.number));
+    const existing =
+      taken.length > 0
+        ? await existingNumbers(
+            trx,
+            repo.id,
+            taken.map((i) => i.number),
+          )
+        : new Map<number, string>();
     const clash = (i: number, message: string): ErrorDetail => ({ path: `/issues/${i}/number`, message });
     const clashes: ErrorDetail[] = [];
     issues.forEach((issue, i) => {
@@ -82,13 +96,8 @@ export async function importIssues(db: Db, repo: Repository, importer: User, iss
     });
     if (clashes.length > 0) throw conflict('Some numbers are already used in this repository', clashes);
 
-    const now = Date.now();
     const fresh = issues.filter((i) => !existing.has(i.number));
-    const updates = onConflict === 'update' ? issues.filter((i) => existing.has(i.number)) : [];
-    const ids = await writeRows(
-      trx,
-      fresh.map((i) => toRow(repo.id, importer.id, i, now)),
-    );
+    const updates = onConflict === 'update' ? taken : [];
     // created_at is overwritten only where the record gives one.
     const dated = updates.filter((i) => i.created_at !== undefined);
     const undated = updates.filter((i) => i.created_at === undefined);
@@ -103,12 +112,13 @@ export async function importIssues(db: Db, repo: Repository, importer: User, iss
       ))
         ids.set(number, id);
     }
-    const labels = new Map<number, string[]>();
-    for (const issue of [...fresh, ...updates]) {
-      // New issues without labels need no link rows; updated ones lose their old labels.
-      if (issue.labels?.length || existing.has(issue.number)) labels.set(ids.get(issue.number)!, issue.labels ?? []);
-    }
-    if (labels.size > 0) await replaceLabels(trx, repo.id, labels);
+    // New issues have no links to replace (their labels are only added); updated ones lose their old labels.
+    const added = new Map<number, string[]>();
+    const replaced = new Map<number, string[]>();
+    for (const issue of fresh) if (issue.labels?.length) added.set(ids.get(issue.number)!, issue.labels);
+    for (const issue of updates) replaced.set(ids.get(issue.number)!, issue.labels ?? []);
+    if (replaced.size > 0) await replaceLabels(trx, repo.id, replaced);
+    if (added.size > 0) await addLabels(trx, repo.id, added);
     return { created: fresh.length, updated: updates.length, skipped: issues.length - fresh.length - updates.length };
   });
 }

@@ -19,16 +19,21 @@ export async function ensureLabels(trx: Knex.Transaction, repositoryId: number, 
   return ids;
 }
 
-/** Replaces the labels of many issues at once: `byIssue` maps issue id → label names. */
-export async function replaceLabels(trx: Knex.Transaction, repositoryId: number, byIssue: Map<number, string[]>): Promise<void> {
-  const issueIds = [...byIssue.keys()];
-  for (const chunk of chunksFor(issueIds, 1)) await trx('issue_labels').whereIn('issue_id', chunk).delete();
+/** Links issues that have no labels yet to theirs: `byIssue` maps issue id → label names, created where missing. */
+export async function addLabels(trx: Knex.Transaction, repositoryId: number, byIssue: Map<number, string[]>): Promise<void> {
   const ids = await ensureLabels(trx, repositoryId, [...byIssue.values()].flat());
   const links: { issue_id: number; label_id: number }[] = [];
   for (const [issueId, names] of byIssue) {
     for (const name of new Set(names)) links.push({ issue_id: issueId, label_id: ids.get(name)! });
   }
   await insertValues(trx, 'issue_labels', links);
+}
+
+/** Replaces the labels of many issues at once: `byIssue` maps issue id → label names. */
+export async function replaceLabels(trx: Knex.Transaction, repositoryId: number, byIssue: Map<number, string[]>): Promise<void> {
+  const issueIds = [...byIssue.keys()];
+  for (const chunk of chunksFor(issueIds, 1)) await trx('issue_labels').whereIn('issue_id', chunk).delete();
+  await addLabels(trx, repositoryId, byIssue);
 }
 
 /** Label names of each issue, sorted by name: issue id → names. */
