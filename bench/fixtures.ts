@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import inspector from 'node:inspector';
 import net from 'node:net';
 import path from 'node:path';
 import knexLib from 'knex';
@@ -55,6 +56,29 @@ export async function generateRepository(dir: string): Promise<number> {
   await timedGit(['repack', '-adq'], dir);
   const packDir = path.join(dir, 'objects', 'pack');
   return fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
+}
+
+/**
+ * Profiles this process's main thread while `run` runs, when BENCH_CPU_PROFILE names a
+ * directory: the V8 CPU profile of that stretch alone is written there as `<name>.cpuprofile`.
+ */
+export async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_CPU_PROFILE;
+  if (!dir) return run();
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  try {
+    return await run();
+  } finally {
+    const { profile } = (await post('Profiler.stop')) as { profile: object };
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 
 /** Runs per figure: BENCH_RUNS, 5 unless set. */
