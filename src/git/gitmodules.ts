@@ -1,4 +1,4 @@
-import { git, gitBuffer } from './run.ts';
+import { git, startGit } from './run.ts';
 
 // git's own fsck refuses a .gitmodules url or path that looks like an option, but accepts
 // `ext::sh -c …` and other `<transport>::` remote-helper forms, which run commands when a
@@ -57,10 +57,19 @@ export const URL_CONFIG = ['config', '-z', '--get-regexp', '^submodule\\..*\\.ur
  * first refusal's message, or null. A blob git cannot parse holds no URL git would use.
  */
 export async function gitmodulesProblem(dir: string): Promise<string | null> {
-  const commits = await git(['rev-list', '--all'], { cwd: dir });
-  if (!commits.trim()) return null;
-  const raw = String(await gitBuffer(GITMODULES_DIFF, commits, { cwd: dir }));
-  for (const blob of gitmodulesBlobs(raw)) {
+  // rev-list feeds diff-tree as it walks: the two run side by side, and no list of every commit is held here.
+  const revList = startGit(['rev-list', '--all'], { cwd: dir });
+  const diffTree = startGit(GITMODULES_DIFF, { cwd: dir, input: 'open' });
+  revList.child.stdout.pipe(diffTree.child.stdin!);
+  const chunks: Buffer[] = [];
+  diffTree.child.stdout.on('data', (c: Buffer) => chunks.push(c));
+  const [listed, diffed] = await Promise.all([revList.done, diffTree.done]);
+  for (const [args, end] of [
+    [['rev-list'], listed],
+    [GITMODULES_DIFF, diffed],
+  ] as const)
+    if (end.code !== 0) throw new Error(`git ${args[0]} failed: ${end.stderr.trim()}`);
+  for (const blob of gitmodulesBlobs(Buffer.concat(chunks).toString('utf8'))) {
     const [config, ...rest] = URL_CONFIG;
     const text = await git([config, '--blob', blob, ...rest], { cwd: dir }).catch(() => '');
     for (const [name, url] of submoduleUrls(text)) {

@@ -29,25 +29,24 @@ export interface CopyOptions {
 const ALL_REFS = '+refs/*:refs/*';
 const FETCH = ['fetch', '--progress', '--no-write-fetch-head', '--no-recurse-submodules'];
 
-/**
- * Copies every ref of the source into `dir` and points HEAD at the source's default
- * branch. The incremental strategy (shallow, deepen in steps, then the rest) keeps each
- * step's pack, so a broken connection or a restart loses at most the step in flight.
- */
-export async function copyRepository(options: CopyOptions): Promise<{ defaultBranch: string }> {
-  const copied = await copyRefs(options);
-  // SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too.
-  const problem = await gitmodulesProblem(options.dir);
+/** SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too. */
+export async function checkGitmodules(dir: string): Promise<void> {
+  const problem = await gitmodulesProblem(dir);
   if (problem)
     throw new GitRunError({
       kind: 'fsck_failed',
       message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`,
       broken: false,
     });
-  return copied;
 }
 
-async function copyRefs(options: CopyOptions): Promise<{ defaultBranch: string }> {
+/**
+ * Copies every ref of the source into `dir` and points HEAD at the source's default
+ * branch. The incremental strategy (shallow, deepen in steps, then the rest) keeps each
+ * step's pack, so a broken connection or a restart loses at most the step in flight.
+ * The copy is not yet checked: checkGitmodules must pass before it becomes a repository.
+ */
+export async function copyRepository(options: CopyOptions): Promise<{ defaultBranch: string }> {
   if (options.strategy === 'full') {
     // One clone: it sets HEAD from the source's advertised default branch in the same connection.
     await fs.rm(options.dir, { recursive: true, force: true });

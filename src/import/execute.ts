@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Services } from '../services.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { errorCode } from '../errors/thrown.ts';
-import { copyRepository, copySize, countRefs } from './copy.ts';
+import { checkGitmodules, copyRepository, copySize, countRefs } from './copy.ts';
 import { findLfsPointers } from './lfsScan.ts';
 import { fetchLfsObjects } from './lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
@@ -87,7 +87,9 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     }
     // What arrived, counted from the copy itself: a fast copy may end before git reports it.
     await write({ status: 'fetching_lfs', phase: 'fetching_lfs', percent: overall('fetching_lfs', 0), ...(await copySize(tmp)) }, true);
-    const pointers = await findLfsPointers(tmp);
+    // Two read-only scans of the copy, side by side: its .gitmodules (a refusal fails the
+    // import) and its LFS pointers. Run on every attempt, a resumed one included.
+    const [pointers] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp)]);
     const lfs = await fetchLfsObjects(pointers, {
       url: source.url,
       endpoint: job.lfs_url,
