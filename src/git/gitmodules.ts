@@ -61,14 +61,15 @@ export async function gitmodulesProblem(dir: string): Promise<string | null> {
   const revList = startGit(['rev-list', '--all'], { cwd: dir });
   const diffTree = startGit(GITMODULES_DIFF, { cwd: dir, input: 'open' });
   revList.child.stdout.pipe(diffTree.child.stdin!);
+  // A diff-tree that dies early unpipes rev-list, which could then wait for ever on a full
+  // pipe: what it still writes is read and dropped, so it ends and both exits are known.
+  const drain = () => void revList.child.stdout.resume();
+  diffTree.done.then(drain, drain);
   const chunks: Buffer[] = [];
   diffTree.child.stdout.on('data', (c: Buffer) => chunks.push(c));
   const [listed, diffed] = await Promise.all([revList.done, diffTree.done]);
-  for (const [args, end] of [
-    [['rev-list'], listed],
-    [GITMODULES_DIFF, diffed],
-  ] as const)
-    if (end.code !== 0) throw new Error(`git ${args[0]} failed: ${end.stderr.trim()}`);
+  if (listed.code !== 0) throw new Error(`git rev-list failed: ${listed.stderr.trim()}`);
+  if (diffed.code !== 0) throw new Error(`git diff-tree failed: ${diffed.stderr.trim()}`);
   for (const blob of gitmodulesBlobs(Buffer.concat(chunks).toString('utf8'))) {
     const [config, ...rest] = URL_CONFIG;
     const text = await git([config, '--blob', blob, ...rest], { cwd: dir }).catch(() => '');

@@ -13,7 +13,7 @@ export interface PushRecord {
   updates: RefUpdate[];
   refsAfter?: Map<string, string>;
   chunksDone: number;
-  /** The chunking scheme chunksDone counts in (events.ts, CHUNKING). */
+  /** The chunking scheme chunksDone counts in (chunking.ts). */
   chunking: Chunking;
   attempts: number;
   /** Runs that ended because their node died (counted when the claim was taken over or swept). */

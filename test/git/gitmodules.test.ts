@@ -1,8 +1,11 @@
 import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl } from '../helpers/git.ts';
-import { submoduleUrlProblem } from '../../src/git/gitmodules.ts';
+import { gitmodulesProblem, submoduleUrlProblem } from '../../src/git/gitmodules.ts';
 
 const EXT = 'ext::sh -c touch% /tmp/pwned';
 const gitmodules = (name: string, url: string) => `[submodule "${name}"]\n\tpath = ${name}\n\turl = ${url}\n`;
@@ -104,4 +107,33 @@ t.test('submodules with https and relative URLs push as before; so do later push
   t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`, `${local[1]} refs/heads/topic`]);
   await g.ok(['push', '-q', url, ':topic'], { cwd: work });
   t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`], 'the deletion went through');
+});
+
+t.test('the import check of a copy whose history diff-tree cannot read fails, rather than waiting for ever on rev-list', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-gitmodules-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const run = (args: string[], input?: string) => execFileSync('git', args, { cwd: dir, input, encoding: 'utf8' }).trim();
+  run(['init', '-q', '--bare', '.']);
+  // 20,000 commits: rev-list's list (800 KB) is far more than the pipes and buffers between the two gits hold.
+  const lines: string[] = [];
+  for (let i = 1; i <= 20_000; i++)
+    lines.push('commit refs/heads/main', `committer A <a@example.com> ${1_700_000_000 + i} +0000`, 'data 2', 'c', `M 644 inline f`, 'data 2', `${i % 10}`);
+  run(['fast-import', '--quiet'], lines.join('\n') + '\n');
+  // A tip whose tree is missing: rev-list reads commits alone and lists it, diff-tree dies at it.
+  const parent = run(['rev-parse', 'main']);
+  const broken = run(
+    ['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'],
+    `tree ${'1'.repeat(40)}\nparent ${parent}\nauthor A <a@example.com> 1 +0000\ncommitter A <a@example.com> 1 +0000\n\nbroken\n`,
+  );
+  run(['update-ref', 'refs/heads/broken', broken]);
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    gitmodulesProblem(dir).then(
+      () => 'answered',
+      (err: Error) => `failed: ${err.message}`,
+    ),
+    new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting after 20 s'), 20_000))),
+  ]);
+  clearTimeout(timer);
+  t.match(outcome, /^failed: git diff-tree failed/);
 });
