@@ -1,7 +1,8 @@
 import { notifyDeliveries } from '../services.ts';
 import { insertPing } from '../webhooks/ping.ts';
 import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery } from '../webhooks/deliveries.ts';
-import { countDeliveries, listDeliveries, redeliver } from '../webhooks/history.ts';
+import { countDeliveries, listDeliveries, MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../webhooks/history.ts';
+import { REDELIVER_INPUT, redeliveryWindow, redeliveryWindowProblems } from '../webhooks/input.ts';
 import { EVENT_TYPES } from '../events/types.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
@@ -114,6 +115,16 @@ const DeliveryPageSchema = {
     pending: { type: 'integer', minimum: 0 },
     deliveries: { type: 'array', items: DeliverySchema },
     next_cursor: TEXT_OR_NULL,
+  },
+} as const;
+
+const RedeliveredSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['redelivered', 'remaining'],
+  properties: {
+    redelivered: { type: 'integer', minimum: 0, description: `Deliveries sent again by this call (at most ${MAX_BULK_REDELIVERIES.toLocaleString('en')}).` },
+    remaining: { type: 'integer', minimum: 0, description: 'Matching deliveries left for another call.' },
   },
 } as const;
 
@@ -248,6 +259,24 @@ export const deliveryRoutes: Route[] = [
       ctx.status = 202;
       ctx.set('Location', `/api/v1/webhooks/${copy.webhook_id}/deliveries/${copy.id}`);
       ctx.body = presentDelivery(services.config.baseUrl, copy);
+    },
+  }),
+  route({
+    ...deliveryRoute,
+    id: 'redeliverFailed',
+    method: 'post',
+    path: '/webhooks/{id}/deliveries/redeliver',
+    summary: `Send again every failed delivery that finished in a window and was not redelivered yet (at most ${MAX_BULK_REDELIVERIES.toLocaleString('en')} per call)`,
+    notFound: 'Webhook not found',
+    params: idParams('id'),
+    body: REDELIVER_INPUT,
+    bodyCheck: redeliveryWindowProblems,
+    answers: { 202: RedeliveredSchema },
+    handler: async ({ body }, ctx, services) => {
+      const outcome = await redeliverFailed(services.db, ctx.state.webhook.id, redeliveryWindow(body, Date.now()));
+      if (outcome.redelivered > 0) notifyDeliveries(services);
+      ctx.status = 202;
+      ctx.body = outcome;
     },
   }),
 ];

@@ -1,4 +1,6 @@
+import type { Knex } from 'knex';
 import type { Db } from '../db/connect.ts';
+import { isPostgres } from '../db/connect.ts';
 import { countBy } from '../db/rows.ts';
 import { DELIVERY_COLUMNS, toDelivery, type Delivery } from './deliveries.ts';
 import type { DeliveryStatus } from './model.ts';
@@ -87,3 +89,91 @@ export async function redeliver(db: Db, original: Delivery): Promise<Delivery | 
     return toDelivery(await trx('deliveries').where('id', id).first(DELIVERY_COLUMNS));
   });
 }
+
+/** At most this many deliveries are redelivered by one bulk redelivery (SPEC §5.2); the rest are counted as `remaining`. */
+export const MAX_BULK_REDELIVERIES = 10_000;
+
+/** Which finished deliveries a bulk redelivery takes: failed ones whose end lies in [since, until] (epoch ms). */
+export interface RedeliveryWindow {
+  since: number;
+  until: number;
+}
+
+/**
+ * The deliveries of one webhook a bulk redelivery takes: `failed`, finished within the
+ * window, and not redelivered yet (no later delivery of the webhook carries their guid).
+ * A failed redelivery is itself taken again; its original, now followed by it, is not.
+ */
+function redeliverable(db: Knex | Knex.Transaction, webhookId: number, window: RedeliveryWindow) {
+  return db('deliveries as d')
+    .where('d.webhook_id', webhookId)
+    .where('d.status', 'failed')
+    .whereBetween('d.finished_at', [window.since, window.until])
+    .whereNotExists(
+      db('deliveries as later').select(db.raw('1')).where('later.webhook_id', webhookId).whereRaw('later.guid = d.guid').whereRaw('later.id > d.id'),
+    );
+}
+
+/**
+ * Redelivers, in one transaction, every failed delivery of a webhook that finished in
+ * the window and was not redelivered yet, oldest first, at most `limit`
+ * (MAX_BULK_REDELIVERIES): each gets a new delivery exactly as redeliver() makes one
+ * (same guid, same bytes, `redelivery: true`, `redelivery_of`). Returns how many were
+ * redelivered and how many matching ones remain (for the next call). Calling it again
+ * redelivers nothing already redelivered. Concurrent calls for one webhook are
+ * serialized (the webhook's row locked on Postgres; SQLite's write lock), so two never
+ * redeliver the same delivery. Call notifyDeliveries() after.
+ */
+export async function redeliverFailed(
+  db: Db,
+  webhookId: number,
+  window: RedeliveryWindow,
+  limit: number = MAX_BULK_REDELIVERIES,
+): Promise<{ redelivered: number; remaining: number }> {
+  return db.transaction(async (trx) => {
+    if (isPostgres(db)) await trx('webhooks').where('id', webhookId).forUpdate().first('id');
+    const now = Date.now();
+    const chosen = redeliverable(trx, webhookId, window)
+      .orderBy('d.id')
+      .limit(limit)
+      .select(
+        'd.webhook_id',
+        'd.event_id',
+        'd.payload',
+        'd.guid',
+        'd.event',
+        'd.action',
+        trx.raw("'pending'"),
+        trx.raw('0'),
+        trx.raw(String(now)), // an integer written inline: Postgres would type a parameter here as text
+        trx.raw(isPostgres(db) ? 'true' : '1'),
+        'd.id',
+        trx.raw(String(now)), // an integer written inline: Postgres would type a parameter here as text
+      );
+    // Counted first: the transaction holds the webhook, so what matches now is what the insert takes from.
+    const [{ count }] = await redeliverable(trx, webhookId, window).count({ count: '*' });
+    const matching = Number(count);
+    const redelivered = Math.min(matching, limit);
+    if (redelivered > 0) {
+      const select = chosen.toSQL();
+      await trx.raw(`INSERT INTO deliveries (${INSERTED_COLUMNS.join(', ')}) ${select.sql}`, select.bindings);
+    }
+    return { redelivered, remaining: matching - redelivered };
+  });
+}
+
+/** The columns a bulk redelivery writes, in the order its SELECT gives them. */
+const INSERTED_COLUMNS = [
+  'webhook_id',
+  'event_id',
+  'payload',
+  'guid',
+  'event',
+  'action',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'redelivery',
+  'redelivery_of',
+  'created_at',
+];

@@ -2,7 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.ts';
 import type { ErrorDetail } from '../errors/wharfError.ts';
 import { compileDetails } from '../util/schema.ts';
-import { WEBHOOK_EVENTS } from './model.ts';
+import { HEADER_STYLES, WEBHOOK_EVENTS } from './model.ts';
 import { checkTarget, MAX_URL_LENGTH } from './target.ts';
 import { validBranchFilter } from './match.ts';
 
@@ -15,6 +15,11 @@ export const WEBHOOK_FIELDS = {
   events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: WEBHOOK_EVENTS } },
   active: { type: 'boolean' },
   branch_filter: { type: ['string', 'null'], maxLength: 255 },
+  header_style: {
+    type: 'string',
+    enum: HEADER_STYLES,
+    description: '`github`: every delivery also carries `X-GitHub-Event`, `X-GitHub-Delivery`, `X-GitHub-Hook-ID` and `X-Hub-Signature-256`.',
+  },
 } as const;
 
 /** A webhook to create: its URL at least. */
@@ -58,4 +63,33 @@ export async function checkWebhookInput(config: Config, fields: unknown): Promis
   const events: WebhookInput['events'] = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
   const contentType = input.content_type === undefined ? undefined : ('json' as const);
   return { input: { ...input, url, content_type: contentType, branch_filter: branchFilter, events } };
+}
+
+/** A bulk redelivery's request (SPEC §5.2): the window of finished deliveries to send again. */
+export const REDELIVER_INPUT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: {
+    since: { type: 'string', format: 'date-time', description: 'RFC 3339: deliveries that finished (their last attempt) at or after this time.' },
+    until: { type: 'string', format: 'date-time', description: 'RFC 3339: … and at or before this time (default: now).' },
+    status: { type: 'string', enum: ['failed'], description: 'Which deliveries: `failed` (the only one, and the default).' },
+  },
+} as const;
+
+/** A bulk redelivery's request as sent. */
+export type RedeliverInput = FromSchema<typeof REDELIVER_INPUT>;
+
+/** The window a checked request names, in epoch ms; `until` defaults to `now`. */
+export function redeliveryWindow(input: RedeliverInput, now: number): { since: number; until: number } {
+  return { since: Date.parse(input.since), until: input.until === undefined ? now : Date.parse(input.until) };
+}
+
+/** What the schema cannot say: `since` after `until`. */
+export function redeliveryWindowProblems(body: unknown): ErrorDetail[] {
+  const b = body as Partial<Record<'since' | 'until', unknown>>;
+  if (typeof b?.since !== 'string' || typeof b.until !== 'string') return [];
+  const since = Date.parse(b.since);
+  const until = Date.parse(b.until);
+  return since > until ? [{ path: '/until', message: 'must not be before since' }] : [];
 }
