@@ -1,7 +1,7 @@
 import type { RouteContext } from './context.ts';
 import { notifyDeliveries, type Services } from '../services.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
-import { WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
+import { HEADER_STYLES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
 import { checkWebhookInput, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
@@ -18,6 +18,7 @@ const webhookProperties = {
   events: { type: 'array', items: { type: 'string', enum: WEBHOOK_EVENTS } },
   active: { type: 'boolean' },
   branch_filter: { type: ['string', 'null'] },
+  header_style: { type: 'string', enum: HEADER_STYLES },
   created_at: TIME,
   updated_at: TIME,
   has_secret: { type: 'boolean', const: true },
@@ -37,6 +38,7 @@ const webhookRequired = [
   'events',
   'active',
   'branch_filter',
+  'header_style',
   'created_at',
   'updated_at',
   'has_secret',
@@ -68,6 +70,7 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     events: hook.events,
     active: hook.active,
     branch_filter: hook.branch_filter,
+    header_style: hook.header_style,
     created_at: iso(hook.created_at),
     updated_at: iso(hook.updated_at),
     has_secret: true,

@@ -71,7 +71,16 @@ export function attemptMaker(o: {
       try {
         // Throws when the secret's key is not loaded (a rotation while this node ran): the
         // place is freed here, and the lease running out brings the delivery back.
-        const signed = deliveryHeaders({ guid: c.guid, event: c.event, attempt: c.attempt, hookId: c.hookId, secret: c.secret, body: c.body, now: Date.now() });
+        const signed = deliveryHeaders({
+          guid: c.guid,
+          event: c.event,
+          attempt: c.attempt,
+          hookId: c.hookId,
+          secret: c.secret,
+          body: c.body,
+          now: Date.now(),
+          github: c.github,
+        });
         return { signed, outcome: await sendAttempt(o.agent, c.url, signed, c.body, o.config.webhookTimeoutMs) };
       } finally {
         o.metrics.inFlight -= 1;

@@ -7,8 +7,8 @@ import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
 /**
  * A claimed delivery with what its attempt needs: the number this attempt carries (one
  * more than the attempts recorded so far), the claim's token, and the body (the
- * delivery's own bytes for pings, else its event's) and the webhook's current URL and
- * secret.
+ * delivery's own bytes for pings, else its event's) and the webhook's current URL,
+ * secret and header style (read by the claim statement itself, so they cost no query).
  */
 export interface Claimed {
   id: number;
@@ -25,6 +25,8 @@ export interface Claimed {
   body: Buffer;
   url: string;
   secret: string;
+  /** True for a webhook of `header_style: "github"`: GitHub's header names are sent beside Wharf's. */
+  github: boolean;
 }
 
 /** A row of the claim statement, as either driver gives it. */
@@ -41,6 +43,7 @@ interface ClaimRow {
   /** Null, as the secret, when the webhook is gone. */
   url: string | null;
   secret: string | null;
+  header_style: string | null;
 }
 
 /**
@@ -102,6 +105,7 @@ export async function claimDue(
       body: bytes(r.body),
       url: r.url,
       secret: r.secret!, // there with the URL
+      github: r.header_style === 'github',
     });
   }
   return claimed;
@@ -138,7 +142,7 @@ const claimPostgres = (firstDue?: string) => `
       FROM due WHERE deliveries.id = due.id
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.event_id, deliveries.payload, deliveries.guid, deliveries.event,
               deliveries.attempts, deliveries.claims, deliveries.interruptions)
-  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret
+  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style
     FROM claimed AS c
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
@@ -151,6 +155,7 @@ const claimSqlite = (firstDue?: string) => `
   RETURNING id, webhook_id, guid, event, attempts, claims, interruptions, -- the body as BLOB: its UTF-8 bytes, ready to send
             CAST(COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS BLOB) AS body,
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
-            (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret`;
+            (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret,
+            (SELECT w.header_style FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS header_style`;
 const CLAIM_SQLITE = claimSqlite();
 const CLAIM_SQLITE_DELAYED = claimSqlite('@firstDue');

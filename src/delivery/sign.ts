@@ -27,7 +27,10 @@ function keysOf(stored: string) {
  * HMAC-SHA256 of the exact body bytes keyed by the secret's UTF-8 bytes; for a
  * `whsec_` secret the Standard Webhooks headers are added too, signed over
  * `guid.timestamp.body` with the decoded key, with a fresh timestamp on every attempt
- * so receivers can reject replays while deduping on the unchanged id.
+ * so receivers can reject replays while deduping on the unchanged id. With `github`
+ * (a webhook of `header_style: "github"`), GitHub's names for the event, delivery, hook
+ * and signature headers are added with the same values, so receivers written for GitHub
+ * read the delivery unchanged.
  */
 export function deliveryHeaders(d: {
   guid: string;
@@ -37,6 +40,7 @@ export function deliveryHeaders(d: {
   secret: string;
   body: Buffer;
   now: number;
+  github?: boolean;
 }): Record<string, string> {
   const key = keysOf(d.secret);
   const headers: Record<string, string> = {
@@ -48,6 +52,12 @@ export function deliveryHeaders(d: {
     'x-service-hook-id': String(d.hookId),
     'x-service-signature': `sha256=${createHmac('sha256', key.signature).update(d.body).digest('hex')}`,
   };
+  if (d.github) {
+    headers['x-github-event'] = headers['x-service-event'];
+    headers['x-github-delivery'] = headers['x-service-delivery'];
+    headers['x-github-hook-id'] = headers['x-service-hook-id'];
+    headers['x-hub-signature-256'] = headers['x-service-signature'];
+  }
   if (key.standard) {
     const timestamp = String(Math.floor(d.now / 1000));
     const signed = createHmac('sha256', key.standard).update(`${d.guid}.${timestamp}.`).update(d.body).digest('base64');

@@ -4,6 +4,10 @@ import type { DbBool, DbInt } from '../db/rows.ts';
 /** The event names a webhook may list: the seven types of SPEC §6, or `*` for all of them. */
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, '*'] as const;
 
+/** How a webhook's deliveries name their headers: Wharf's own, or GitHub's names beside them (SPEC §5.2). */
+export const HEADER_STYLES = ['wharf', 'github'] as const;
+export type HeaderStyle = (typeof HEADER_STYLES)[number];
+
 /** At most this many webhooks per repository (SPEC §5.2). */
 export const MAX_WEBHOOKS_PER_REPOSITORY = 20;
 
@@ -17,6 +21,7 @@ export interface Webhook {
   events: string[];
   active: boolean;
   branch_filter: string | null;
+  header_style: HeaderStyle;
   created_at: number;
   updated_at: number;
 }
@@ -31,6 +36,7 @@ interface WebhookRow {
   events: string;
   active: DbBool;
   branch_filter: string | null;
+  header_style: string;
   created_at: DbInt;
   updated_at: DbInt;
 }
@@ -46,6 +52,7 @@ export function toWebhook(row: WebhookRow): Webhook {
     events: JSON.parse(row.events),
     active: Boolean(row.active),
     branch_filter: row.branch_filter ?? null,
+    header_style: row.header_style === 'github' ? 'github' : 'wharf',
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

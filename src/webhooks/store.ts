@@ -55,6 +55,7 @@ export async function createWebhook(
           events: JSON.stringify(input.events ?? ['push']),
           active: input.active ?? true,
           branch_filter: input.branch_filter ?? null,
+          header_style: input.header_style ?? 'wharf',
           created_at: now,
           updated_at: now,
         })
@@ -80,6 +81,7 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
   if (input.events !== undefined) patch.events = JSON.stringify(input.events);
   if (input.active !== undefined) patch.active = input.active;
   if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
+  if (input.header_style !== undefined) patch.header_style = input.header_style;
   try {
     const n = await db('webhooks').where('id', id).update(patch);
     if (n === 0) return undefined;

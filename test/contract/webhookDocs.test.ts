@@ -78,7 +78,7 @@ t.test('the guide lists exactly the fields of every schema, valid examples and t
   }
   const { repository, sender } = PAYLOAD_SCHEMAS.issue.properties;
   t.same(fieldTable('common'), ['`event` | string', '`action` | string', ...schemaRows({ properties: { repository, sender } })], 'the common fields');
-  const documented = [...DOC.matchAll(/^\| `([\w-]+)` \| (?:yes|only for a `whsec_` secret) \|/gm)].map((m) => m[1]);
+  const documented = [...DOC.matchAll(/^\| `([\w-]+)` \| (?:yes|only for a `whsec_` secret|only with `header_style: "github"`) \|/gm)].map((m) => m[1]);
   t.same(
     documented,
     DELIVERY_HEADERS.map((h) => h.name),

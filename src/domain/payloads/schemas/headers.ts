@@ -5,8 +5,10 @@ export interface DeliveryHeader {
   /** As Wharf spells it; HTTP header names are case-insensitive. */
   name: string;
   description: string;
-  /** True when every delivery carries it; false for the Standard Webhooks headers, sent only for a `whsec_` secret. */
+  /** True when every delivery carries it; false for the Standard Webhooks headers, sent only for a `whsec_` secret, and GitHub's, sent only with `header_style: "github"`. */
   always: boolean;
+  /** When a header is not always sent: `whsec` (a `whsec_` secret) or `github` (a webhook of `header_style: "github"`). */
+  when?: 'whsec' | 'github';
   /** The value's JSON Schema (a string). */
   schema: { type: 'string'; pattern?: string; format?: string; enum?: readonly string[] };
 }
@@ -52,14 +54,44 @@ export const DELIVERY_HEADERS: readonly DeliveryHeader[] = [
     schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
   },
   {
+    name: 'X-GitHub-Event',
+    always: false,
+    when: 'github',
+    description: 'Only with `header_style: "github"`: the same value as `X-Service-Event`.',
+    schema: { type: 'string', enum: [...EVENT_TYPES, 'ping'] },
+  },
+  {
+    name: 'X-GitHub-Delivery',
+    always: false,
+    when: 'github',
+    description: 'Only with `header_style: "github"`: the same value as `X-Service-Delivery`.',
+    schema: UUID,
+  },
+  {
+    name: 'X-GitHub-Hook-ID',
+    always: false,
+    when: 'github',
+    description: 'Only with `header_style: "github"`: the same value as `X-Service-Hook-ID`.',
+    schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+  },
+  {
+    name: 'X-Hub-Signature-256',
+    always: false,
+    when: 'github',
+    description: 'Only with `header_style: "github"`: the same value as `X-Service-Signature` (GitHub\'s form, `sha256=` and the hex HMAC).',
+    schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+  },
+  {
     name: 'webhook-id',
     always: false,
+    when: 'whsec',
     description: 'Standard Webhooks (only for a `whsec_` secret): the same value as `X-Service-Delivery`.',
     schema: UUID,
   },
   {
     name: 'webhook-timestamp',
     always: false,
+    when: 'whsec',
     description:
       'Standard Webhooks (only for a `whsec_` secret): when this attempt was signed, in Unix seconds; new on every attempt, so receivers can refuse replays.',
     schema: { type: 'string', pattern: '^[0-9]+$' },
@@ -67,6 +99,7 @@ export const DELIVERY_HEADERS: readonly DeliveryHeader[] = [
   {
     name: 'webhook-signature',
     always: false,
+    when: 'whsec',
     description:
       'Standard Webhooks (only for a `whsec_` secret): `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64-decoded part of the secret after `whsec_`. A space-separated list; check each entry.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
