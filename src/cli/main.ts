@@ -4,6 +4,7 @@ import { serveCommand } from './serve.ts';
 import { adminCommands } from './admin.ts';
 import { importCommand } from './import.ts';
 import { rotateKeyCommand } from './rotateKey.ts';
+import { webhookCommands } from './webhook.ts';
 import { version } from '../version.ts';
 import { CliError, EXIT } from './common.ts';
 import { WharfError } from '../errors/wharfError.ts';
@@ -24,6 +25,7 @@ export async function main(argv: string[]): Promise<number> {
   adminCommands(program, run);
   importCommand(program, run);
   rotateKeyCommand(program, run);
+  webhookCommands(program, run);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

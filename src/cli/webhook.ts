@@ -1,0 +1,62 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadConfig } from '../config.ts';
+import { connect, isPostgres, migrate } from '../db/connect.ts';
+import { CHANNEL } from '../delivery/listen.ts';
+import { parseDuration } from '../util/duration.ts';
+import { validationFailed } from '../errors/wharfError.ts';
+import { compileDetails } from '../util/schema.ts';
+import { findWebhook } from '../webhooks/store.ts';
+import { redeliverFailed } from '../webhooks/history.ts';
+import { REDELIVER_INPUT, redeliveryWindow, redeliveryWindowProblems, type RedeliverInput } from '../webhooks/input.ts';
+import { CliError, type RunWrapper } from './common.ts';
+
+const redeliverProblems = compileDetails(REDELIVER_INPUT);
+
+/**
+ * A time as the CLI takes it: a duration back from `now` (`24h`, `90m`, `7d`) or an
+ * RFC 3339 time, which is passed on as given (the API's schema checks it).
+ */
+export function timeArg(value: string, now: number): string {
+  const ms = parseDuration(value);
+  return ms === undefined ? value : new Date(now - ms).toISOString();
+}
+
+function idArg(value: string): number {
+  if (!/^[1-9][0-9]{0,14}$/.test(value)) throw new InvalidArgumentError('a webhook id (a positive integer)');
+  return Number(value);
+}
+
+/**
+ * `wharf webhook redeliver <id> --since 24h [--until <time>]`: the bulk redelivery of the
+ * API, run in process on the database (no token: whoever runs it on the server is the
+ * operator), for deliveries that failed while a receiver was down. A running server is
+ * told at once on Postgres (NOTIFY); on SQLite its dispatcher's poll finds them.
+ */
+export function webhookCommands(program: Command, run: RunWrapper) {
+  const webhook = program.command('webhook').description('webhooks');
+  webhook
+    .command('redeliver')
+    .argument('<id>', 'webhook id', idArg)
+    .description('send again every failed delivery of a webhook that finished in a window and was not redelivered yet')
+    .requiredOption('--since <time>', 'a duration back from now (24h, 30m, 7d) or an RFC 3339 time')
+    .option('--until <time>', 'a duration back from now or an RFC 3339 time (default: now)')
+    .action((id: number, opts: { since: string; until?: string }) =>
+      run(async () => {
+        const now = Date.now();
+        const input: RedeliverInput = { since: timeArg(opts.since, now), ...(opts.until === undefined ? {} : { until: timeArg(opts.until, now) }) };
+        const problems = [...redeliverProblems(input), ...redeliveryWindowProblems(input)];
+        if (problems.length > 0) throw validationFailed(problems);
+        const db = connect(loadConfig().databaseUrl);
+        try {
+          await migrate(db);
+          if (!(await findWebhook(db, id))) throw new CliError(`no webhook with id ${id}`);
+          // One call, as the API makes: at most 10,000 in one transaction; `remaining` says whether to run it again.
+          const { redelivered, remaining } = await redeliverFailed(db, id, redeliveryWindow(input, now));
+          if (redelivered > 0 && isPostgres(db)) await db.raw(`NOTIFY ${CHANNEL}`);
+          process.stdout.write(`redelivered ${redelivered}, remaining ${remaining}\n`);
+        } finally {
+          await db.destroy();
+        }
+      })(),
+    );
+}
