@@ -2,24 +2,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { connect, isPostgres, migrate } from '../db/connect.ts';
 import { CHANNEL } from '../delivery/listen.ts';
-import { parseDuration } from '../util/duration.ts';
 import { validationFailed } from '../errors/wharfError.ts';
-import { compileDetails } from '../util/schema.ts';
 import { findWebhook } from '../webhooks/store.ts';
 import { redeliverFailed } from '../webhooks/history.ts';
-import { REDELIVER_INPUT, redeliveryWindow, redeliveryWindowProblems, type RedeliverInput } from '../webhooks/input.ts';
+import { checkRedeliveryTimes, redeliveryWindow } from '../webhooks/input.ts';
 import { CliError, type RunWrapper } from './common.ts';
-
-const redeliverProblems = compileDetails(REDELIVER_INPUT);
-
-/**
- * A time as the CLI takes it: a duration back from `now` (`24h`, `90m`, `7d`) or an
- * RFC 3339 time, which is passed on as given (the API's schema checks it).
- */
-export function timeArg(value: string, now: number): string {
-  const ms = parseDuration(value);
-  return ms === undefined ? value : new Date(now - ms).toISOString();
-}
 
 function idArg(value: string): number {
   if (!/^[1-9][0-9]{0,14}$/.test(value)) throw new InvalidArgumentError('a webhook id (a positive integer)');
@@ -43,9 +30,9 @@ export function webhookCommands(program: Command, run: RunWrapper) {
     .action((id: number, opts: { since: string; until?: string }) =>
       run(async () => {
         const now = Date.now();
-        const input: RedeliverInput = { since: timeArg(opts.since, now), ...(opts.until === undefined ? {} : { until: timeArg(opts.until, now) }) };
-        const problems = [...redeliverProblems(input), ...redeliveryWindowProblems(input)];
-        if (problems.length > 0) throw validationFailed(problems);
+        const checked = checkRedeliveryTimes(opts.since, opts.until, now);
+        if (checked.problems) throw validationFailed(checked.problems);
+        const { input } = checked;
         const db = connect(loadConfig().databaseUrl);
         try {
           await migrate(db);

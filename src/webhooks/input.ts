@@ -2,6 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Config } from '../config.ts';
 import type { ErrorDetail } from '../errors/wharfError.ts';
 import { compileDetails } from '../util/schema.ts';
+import { parseDuration } from '../util/duration.ts';
 import { HEADER_STYLES, WEBHOOK_EVENTS } from './model.ts';
 import { checkTarget, MAX_URL_LENGTH } from './target.ts';
 import { validBranchFilter } from './match.ts';
@@ -92,4 +93,31 @@ export function redeliveryWindowProblems(body: unknown): ErrorDetail[] {
   const since = Date.parse(b.since);
   const until = Date.parse(b.until);
   return since > until ? [{ path: '/until', message: 'must not be before since' }] : [];
+}
+
+/**
+ * A bulk redelivery's time as the CLI and the web UI's form take it: a duration back
+ * from `now` (`24h`, `90m`, `7d`) becomes that time; anything else is passed on as
+ * given, for REDELIVER_INPUT's check (an RFC 3339 time). The API takes times only.
+ */
+export function timeOrDuration(value: string, now: number): string {
+  const ms = parseDuration(value);
+  return ms === undefined ? value.trim() : new Date(now - ms).toISOString();
+}
+
+const redeliverSchemaProblems = compileDetails(REDELIVER_INPUT);
+
+/**
+ * A bulk redelivery's window as the CLI and the web UI take it (each a duration back from
+ * `now` or an RFC 3339 time; `until` optional), checked as the API checks its body:
+ * the request ready for redeliveryWindow(), or every problem named.
+ */
+export function checkRedeliveryTimes(
+  since: string,
+  until: string | undefined,
+  now: number,
+): { input: RedeliverInput; problems?: undefined } | { problems: ErrorDetail[] } {
+  const input = { since: timeOrDuration(since, now), ...(until === undefined ? {} : { until: timeOrDuration(until, now) }) };
+  const problems = [...redeliverSchemaProblems(input), ...redeliveryWindowProblems(input)];
+  return problems.length > 0 ? { problems } : { input };
 }

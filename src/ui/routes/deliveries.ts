@@ -4,9 +4,10 @@ import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import { insertPing } from '../../webhooks/ping.ts';
 import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery as DeliveryRow } from '../../webhooks/deliveries.ts';
-import { countDeliveries, listDeliveries, redeliver } from '../../webhooks/history.ts';
+import { countDeliveries, listDeliveries, MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../../webhooks/history.ts';
+import { checkRedeliveryTimes, redeliveryWindow } from '../../webhooks/input.ts';
 import type { DeliveryStatus } from '../../webhooks/model.ts';
-import { redirectWithFlash } from '../context.ts';
+import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
@@ -90,8 +91,23 @@ async function webhookPage(ctx: Context, services: Services) {
     </div>
     <dl class="counts"><div><dt>Total</dt><dd>${page.total}</dd></div><div class="ok"><dt>Successful</dt><dd>${page.successful}</dd></div><div class="bad"><dt>Failed</dt><dd>${page.failed}</dd></div>${page.pending ? html`<div class="wait"><dt>Pending</dt><dd>${page.pending}</dd></div>` : ''}</dl>
     <section class="card"><div class="heading"><h2>Recent deliveries</h2><nav class="filters">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}</nav></div>
-    ${list}${older}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this page refreshes until they finish.</p>` : ''}</section>`,
+    ${list}${older}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this page refreshes until they finish.</p>` : ''}</section>
+    ${bulkRedeliverForm(ctx, here)}`,
   );
+}
+
+/** "Redeliver failed deliveries since…": a window as a duration back from now or a time, at most MAX_BULK_REDELIVERIES per submission. */
+function bulkRedeliverForm(ctx: Context, here: string) {
+  return html`<section class="card" id="redeliver-failed"><h2>Redeliver failed deliveries</h2>
+    <form method="post" action="${here}/redeliver" class="stack">${csrfField(ctx)}
+      <label for="redeliver-since">Since <span class="muted">(a duration back from now such as 1h, 24h or 7d, or a time such as 2026-11-24T09:00:00Z)</span></label>
+      <input id="redeliver-since" name="since" value="24h" list="redeliver-durations" required maxlength="64">
+      <label for="redeliver-until">Until <span class="muted">(optional, the same forms; default now)</span></label>
+      <input id="redeliver-until" name="until" list="redeliver-durations" maxlength="64">
+      <datalist id="redeliver-durations"><option value="1h"><option value="6h"><option value="24h"><option value="3d"><option value="7d"><option value="30d"></datalist>
+      <p class="muted">Every delivery that ended failed in that window and was not redelivered yet is sent again, with the same body and delivery id; at most ${MAX_BULK_REDELIVERIES.toLocaleString('en')} at a time.</p>
+      <div class="actions"><button type="submit">Redeliver failed deliveries</button></div>
+    </form></section>`;
 }
 
 /** A webhook's page (counts, recent deliveries unfolding to request and response), Ping and Redeliver. */
@@ -121,5 +137,22 @@ export function deliveryRoutes(router: Router, services: Services) {
       return redirectWithFlash(ctx, `${pageBase}/${id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
     notifyDeliveries(services);
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Redelivery queued.');
+  });
+
+  router.post(`${base}/redeliver`, async (ctx) => {
+    const { repo, pageBase } = await hookContext(ctx, services);
+    const { id } = await hookOf(services, repo, ctx.params.id);
+    const form = postedForm(ctx);
+    const until = (form.get('until') ?? '').trim();
+    const now = Date.now();
+    const checked = checkRedeliveryTimes(form.get('since') ?? '', until === '' ? undefined : until, now);
+    if (checked.problems) {
+      const why = checked.problems.map((p) => `${p.path.slice(1) || 'form'} ${p.message}`).join('; ');
+      return redirectWithFlash(ctx, `${pageBase}/${id}#redeliver-failed`, `Nothing redelivered: ${why}.`, 'error');
+    }
+    const { redelivered, remaining } = await redeliverFailed(db, id, redeliveryWindow(checked.input, now));
+    if (redelivered > 0) notifyDeliveries(services);
+    const more = remaining > 0 ? ` ${remaining} more remain: submit again to send them.` : ' None remain.';
+    redirectWithFlash(ctx, `${pageBase}/${id}`, `Redelivered ${redelivered} failed ${redelivered === 1 ? 'delivery' : 'deliveries'}.${more}`);
   });
 }
