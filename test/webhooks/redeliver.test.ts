@@ -122,4 +122,14 @@ t.test('bulk redelivery: bad input is a 422, other users as for the other webhoo
   t.equal((await w.api('POST', path, { token: null, body: ok })).status, 401);
   t.equal((await w.api('POST', '/api/v1/webhooks/999999/deliveries/redeliver', { body: ok })).status, 404);
   t.same((await w.api('POST', path, { body: ok })).body, { redelivered: 0, remaining: 0 });
+  for (const edge of [
+    { since: '0000-01-01T00:00:00Z', until: '9999-12-31T23:59:59.999999999Z', status: 'failed' },
+    { since: '2026-01-01T00:00:00+14:00', until: '2026-01-01T00:00:00-12:00' },
+    { since: '9999-12-31T23:59:59Z' },
+  ]) {
+    const res = await w.api('POST', path, { body: edge });
+    t.same([res.status, res.body], [202, { redelivered: 0, remaining: 0 }], `extreme times: ${JSON.stringify(edge)}`);
+  }
+  const nul = await w.api('POST', path, { body: { since: '2026-01-01T00:00:00Z\u0000' } });
+  t.equal(nul.status, 422, 'a NUL byte');
 });

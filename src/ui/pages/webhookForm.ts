@@ -22,12 +22,22 @@ export interface HookValues {
   events: string[];
   active: boolean;
   branchFilter: string;
+  /** `wharf` or `github` (anything else is named by the checker). */
+  headerStyle: string;
 }
 
 /** A webhook record (SPEC §5.1) as form values; the secret is never known here. */
-export function valuesFromRecord(record: { url: string; events: string[]; active: boolean; branch_filter: string | null }): HookValues {
+export function valuesFromRecord(record: { url: string; events: string[]; active: boolean; branch_filter: string | null; header_style: string }): HookValues {
   const mode = record.events.includes('*') ? 'all' : record.events.length === 1 && record.events[0] === 'push' ? 'push' : 'select';
-  return { url: record.url, secret: '', mode, events: record.events.filter((e) => e !== '*'), active: record.active, branchFilter: record.branch_filter ?? '' };
+  return {
+    url: record.url,
+    secret: '',
+    mode,
+    events: record.events.filter((e) => e !== '*'),
+    active: record.active,
+    branchFilter: record.branch_filter ?? '',
+    headerStyle: record.header_style,
+  };
 }
 
 /** A submitted form as values. */
@@ -40,6 +50,7 @@ export function valuesFromForm(form: URLSearchParams): HookValues {
     events: form.getAll('events').filter((e) => EVENT_TYPES.some(([type]) => type === e)),
     active: form.get('active') === 'on',
     branchFilter: (form.get('branch_filter') ?? '').trim(),
+    headerStyle: form.get('header_style') ?? 'wharf',
   };
 }
 
@@ -63,6 +74,7 @@ export function fieldErrors(details: { path: string; message: string }[], fallba
     active: 'active',
     branch_filter: 'branch_filter',
     content_type: 'content_type',
+    header_style: 'header_style',
   };
   for (const d of details) {
     const key = fields[d.path.split('/')[1] ?? ''] ?? '_';
@@ -111,6 +123,12 @@ export function webhookForm(ctx: Context, action: string, values: HookValues, er
   <label for="branch_filter">Branch filter <span class="muted">(optional, push events)</span></label>
   <input id="branch_filter" name="branch_filter" maxlength="${WEBHOOK_FIELDS.branch_filter.maxLength}" placeholder="main or release/*" value="${values.branchFilter}" ${invalid(errors, 'branch_filter')}>
   ${fieldError(errors, 'branch_filter')}
+  <label for="header_style">Header names</label>
+  <select id="header_style" name="header_style" ${invalid(errors, 'header_style')}>
+    <option value="wharf" ${values.headerStyle === 'github' ? '' : html`selected`}>Wharf's (X-Service-Event, X-Service-Signature …)</option>
+    <option value="github" ${values.headerStyle === 'github' ? html`selected` : ''}>Wharf's and GitHub's (also X-GitHub-Event, X-Hub-Signature-256 …), for receivers written for GitHub</option>
+  </select>
+  ${fieldError(errors, 'header_style')}
   <label class="choice"><input type="checkbox" name="active" ${checked(values.active)}> Active <span class="muted">— deliveries are sent when events happen</span></label>
   ${fieldError(errors, 'active')}
   <div class="actions"><button type="submit" class="primary">${editing ? 'Update webhook' : 'Add webhook'}</button></div>

@@ -89,7 +89,7 @@ function eventsLabel(events: string[]): string {
 async function toInput(services: Services, values: HookValues, editing: boolean): Promise<{ input?: WebhookInput; errors?: FieldErrors }> {
   const events = chosenEvents(values);
   if (events.length === 0) return { errors: { events: ['Choose at least one event.'] } };
-  const body: Record<string, unknown> = { url: values.url, content_type: 'json', events, active: values.active };
+  const body: Record<string, unknown> = { url: values.url, content_type: 'json', events, active: values.active, header_style: values.headerStyle };
   if (values.secret !== '') body.secret = values.secret;
   if (values.branchFilter !== '') body.branch_filter = values.branchFilter;
   else if (editing) body.branch_filter = null;
@@ -174,7 +174,15 @@ export function webhookRoutes(router: Router, services: Services) {
 
   router.get(`${base}/new`, async (ctx) => {
     const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-    formPage(ctx, repo, crumbs, pageBase, { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '' }, {}, false);
+    formPage(
+      ctx,
+      repo,
+      crumbs,
+      pageBase,
+      { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf' },
+      {},
+      false,
+    );
   });
 
   router.post(base, (ctx) => addFromForm(ctx, services));

@@ -1,0 +1,30 @@
+import t from 'tap';
+import { buildRepo } from '../helpers/wharf.ts';
+import { openBrowser, signIn, startUiWharf } from './browser.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+t.test('the webhook form sets header_style: added with GitHub header names, edited back', async (t) => {
+  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  await buildRepo(w, 'demo', 'widgets');
+  const rx = await startReceiver(t);
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
+  t.equal(await page.inputValue('#header_style'), 'wharf', "Wharf's by default");
+  await page.fill('#url', `${rx.url}/gh`);
+  await page.selectOption('#header_style', 'github');
+  await page.click('button:has-text("Add webhook")');
+  const [hook] = (await w.api('GET', '/api/v1/repos/demo/widgets/webhooks')).body;
+  t.equal(hook.header_style, 'github');
+  await waitFor(() => rx.received.length === 1, { what: 'the creation ping' });
+  t.equal(rx.received[0].headers['x-github-event'], 'ping', 'its ping carries the GitHub headers');
+
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${hook.id}`);
+  t.match(await page.textContent('main'), "GitHub's header names too");
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${hook.id}/edit`);
+  t.equal(await page.inputValue('#header_style'), 'github', 'the edit form shows it');
+  await page.selectOption('#header_style', 'wharf');
+  await page.click('button:has-text("Update webhook")');
+  t.equal((await w.api('GET', `/api/v1/repos/demo/widgets/webhooks/${hook.id}`)).body.header_style, 'wharf');
+});
