@@ -6,6 +6,7 @@ import { gitMount } from './transport/git/smartHttp.ts';
 import { pushRecorder } from './pushes/recorder.ts';
 import { createImportRunner } from './import/runner.ts';
 import { uiMount } from './ui/index.ts';
+import { pushMirrorWorker } from './pushMirrors/worker.ts';
 
 /** Route groups served beside the REST API, in order (Git smart HTTP, web UI). */
 // The web UI stays last: Git transport paths under /<org>/<repo> must match first.
@@ -13,4 +14,4 @@ export const MOUNTS: Mount[] = [metricsMount, gitMount, uiMount];
 
 /** Background workers started with the server (push recorder, webhook dispatcher, import runner). */
 // The push recorder stops first, so the events it records while draining still reach the others.
-export const WORKERS: WorkerFactory[] = [pushRecorder, createDispatcher, (services) => createImportRunner(services)];
+export const WORKERS: WorkerFactory[] = [pushRecorder, createDispatcher, (services) => createImportRunner(services), pushMirrorWorker];

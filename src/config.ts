@@ -48,6 +48,8 @@ export interface Config {
    * becomes a 500). No environment variable sets it: the test server turns it on.
    */
   validateResponses: boolean;
+  /** The shortest push mirror interval accepted (1m, SPEC §8.1.2). No environment variable sets it: tests shorten it. */
+  pushMirrorMinIntervalMs: number;
 }
 
 /** So many requests per window. */
@@ -193,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestBodyTimeoutMs: positiveDuration('REQUEST_BODY_TIMEOUT', get('REQUEST_BODY_TIMEOUT', '2m')),
     requestTimeoutMs,
     validateResponses: false,
+    pushMirrorMinIntervalMs: 60_000,
     ...overrides,
   };
 }

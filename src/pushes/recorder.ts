@@ -19,6 +19,8 @@ import { isPermanentFailure, MAX_INTERRUPTIONS, parkPushRecord } from './parking
 import { pushRecordHolders, takeBackPushRecords } from './takeBack.ts';
 import { dropOrphanPushRecord } from './orphans.ts';
 import { pushSender } from './sender.ts';
+import { markPushMirrorsDue } from '../pushMirrors/store.ts';
+import { PUSH_MIRRORS_DUE } from '../pushMirrors/wake.ts';
 
 /** Push records recorded side by side by one node (each a different repository). */
 const CONCURRENCY = 2;
@@ -51,6 +53,7 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
   const reader = openCommitReader(repoDir(config.reposDir, repo.org, repo.name));
   const build = (k: number) =>
     buildPushEvents(config, repo, sender, chunks[k], reader).then((events) => events.map((e) => ({ ...e, occurredAt: rec.landedAt })));
+  let mirrorsDue = 0;
   try {
     let next: ReturnType<typeof build> | undefined;
     for (let k = rec.chunksDone; k < chunks.length; k++) {
@@ -70,7 +73,10 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
           chunks[k].map((p) => p.update),
         );
         await recordEvents(trx, [...events, ...synchronized]);
+        // The push is recorded: its repository's push mirrors owe a sync (same transaction).
+        if (k === chunks.length - 1) mirrorsDue = await markPushMirrorsDue(trx, repo.id);
       });
+      if (mirrorsDue > 0) services.signals.emit(PUSH_MIRRORS_DUE);
       metrics.chunks.inc();
       notifyDeliveries(services);
       // Let requests in between chunks.
