@@ -10,6 +10,7 @@ import { pushRecordRoutes } from './pushRecords.ts';
 import { bulkIssueRoutes } from './bulkIssues.ts';
 import { importRoutes } from './imports.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { pushMirrorRoutes } from './pushMirrors.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { issueRoutes } from './issues.ts';
 import { commentRoutes } from './comments.ts';
@@ -36,6 +37,7 @@ const GROUPS: Route[][] = [
   pipelineRoutes,
   agentActionRoutes,
   webhookRoutes,
+  pushMirrorRoutes,
   deliveryRoutes,
 ];
 
