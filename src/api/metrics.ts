@@ -9,6 +9,7 @@ import { pendingPushRecords } from '../pushes/records.ts';
 import { parkedPushRecords } from '../pushes/parking.ts';
 import { parkedImports } from '../import/parked.ts';
 import { parkedDeliveries } from '../delivery/parked.ts';
+import { parkedPushMirrors } from '../pushMirrors/claim.ts';
 
 /** A gauge whose samples are read from the database at each scrape, so they hold across processes. */
 function databaseGauge<L extends string>(
@@ -53,6 +54,7 @@ function databaseFamilies(services: Services): void {
         set({ kind: 'import' }, await parkedImports(db));
         set({ kind: 'delivery' }, await parkedDeliveries(db));
         set({ kind: 'push_record' }, await parkedPushRecords(db));
+        set({ kind: 'push_mirror' }, await parkedPushMirrors(db));
       },
     );
     databaseGauge(

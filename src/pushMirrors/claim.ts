@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { countRows } from '../db/rows.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import { toPushMirror, type PushMirror, type PushMirrorRow, type SyncStatus } from './store.ts';
 
@@ -96,4 +97,9 @@ export async function sweepDeadPushMirrorOwners(db: Db, self: string): Promise<n
       .update({ locked_by: null, lease_expires_at: null, interruptions: db.raw('interruptions + 1') });
   }
   return freed;
+}
+
+/** How many push mirrors are parked, for /metrics' wharf_parked{kind="push_mirror"}. */
+export async function parkedPushMirrors(db: Db): Promise<number> {
+  return countRows(db('push_mirrors').whereNotNull('parked_at'));
 }

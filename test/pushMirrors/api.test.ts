@@ -20,6 +20,15 @@ t.test('bad input is a 422 naming the field; the host policy refuses a disallowe
     [{ url: 'https://example.com/x.git', interval: '400d' }, '/interval'],
     [{ url: 'https://example.com/x.git', sync_on_push: 'yes' }, '/sync_on_push'],
     [{ url: 'https://example.com/x.git', extra: 1 }, ''],
+    [{ url: 123 }, '/url'],
+    [{ url: 'https://exa\u0000mple.com/x.git' }, '/url'],
+    [{ url: 'http://[::1/x.git' }, '/url'],
+    [{ url: `https://example.com/${'a'.repeat(3000)}` }, '/url'],
+    [{ url: 'https://example.com/x.git', interval: '\u0661h' }, '/interval'],
+    [{ url: 'https://example.com/x.git', interval: '0.5m' }, '/interval'],
+    [{ url: 'https://example.com/x.git', interval: 60 }, '/interval'],
+    [{ url: 'https://example.com/x.git', username: 'a\u0000b' }, '/username'],
+    [{ url: 'https://example.com/x.git', password: 'p'.repeat(5000) }, '/password'],
     [{}, ''],
   ];
   for (const [body, pointer] of cases) {
