@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import type { Repository } from '../domain/repos.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { repoDir } from '../git/bare.ts';
-import { repositoryHasObject, storedSize } from '../lfs/store.ts';
+import { storedSize } from '../lfs/store.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { openSecret } from '../secrets/box.ts';
 import { askpassProgram, GitAbortedError, GitRunError, remoteGit } from '../import/gitRemote.ts';
@@ -26,13 +26,29 @@ export interface SyncResult {
   lfsMissing: number;
 }
 
+/** Oids looked up in one statement. */
+const LOOKUP_CHUNK = 500;
+
 /** The LFS objects of `pointers` this repository holds itself (linked, and on disk at their size). */
 async function heldObjects(services: Services, repo: Repository, pointers: LfsPointer[]): Promise<{ held: LfsPointer[]; missing: number }> {
   const held: LfsPointer[] = [];
-  for (const p of pointers) {
+  for (let i = 0; i < pointers.length; i += LOOKUP_CHUNK) {
+    const chunk = pointers.slice(i, i + LOOKUP_CHUNK);
     // SECURITY: only objects linked to this repository: a pointer naming another repository's
     // object must not send its bytes to a remote of this repository's admins' choosing.
-    if ((await repositoryHasObject(services.db, repo.id, p.oid)) && (await storedSize(services.config.lfsDir, p.oid)) === p.size) held.push(p);
+    const linked = new Set(
+      (
+        await services
+          .db('repository_lfs_objects')
+          .where('repository_id', repo.id)
+          .whereIn(
+            'oid',
+            chunk.map((p) => p.oid),
+          )
+          .select('oid')
+      ).map((r: { oid: string }) => r.oid),
+    );
+    for (const p of chunk) if (linked.has(p.oid) && (await storedSize(services.config.lfsDir, p.oid)) === p.size) held.push(p);
   }
   return { held, missing: pointers.length - held.length };
 }
