@@ -16,6 +16,9 @@ export const NEW_PUSH_MIRROR = {
 
 export type NewPushMirror = FromSchema<typeof NEW_PUSH_MIRROR>;
 
+/** A push mirror request as createPushMirror takes it: the defaulted fields may be left out (callers without the schema). */
+export type PushMirrorRequest = Omit<NewPushMirror, 'sync_on_push' | 'interval'> & { sync_on_push?: boolean; interval?: string };
+
 /** Push mirrors one repository may have (Gitea's default cap). */
 export const MAX_PUSH_MIRRORS = 10;
 

@@ -9,7 +9,7 @@ import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from '../i
 import { parseDuration } from '../util/duration.ts';
 import { validationFailed, type ErrorDetail } from '../errors/wharfError.ts';
 import { sealSecret } from '../secrets/box.ts';
-import { MAX_INTERVAL_MS, MAX_PUSH_MIRRORS, type NewPushMirror } from './input.ts';
+import { MAX_INTERVAL_MS, MAX_PUSH_MIRRORS, type PushMirrorRequest } from './input.ts';
 
 /** The purpose (sealed column) of a push mirror's credentials. */
 export const CREDENTIALS_PURPOSE = 'push_mirrors.credentials';
@@ -112,7 +112,7 @@ function checkInterval(config: Config, raw: string): number {
  * URL's user info, or username/password, which win) are sealed; the URL is stored without
  * them. The first sync is due at once.
  */
-export async function createPushMirror(db: Db, config: Config, repo: Repository, user: User | null, input: NewPushMirror): Promise<PushMirror> {
+export async function createPushMirror(db: Db, config: Config, repo: Repository, user: User | null, input: PushMirrorRequest): Promise<PushMirror> {
   const problems: ErrorDetail[] = [];
   const interval = await Promise.resolve()
     .then(() => checkInterval(config, input.interval ?? '8h'))
