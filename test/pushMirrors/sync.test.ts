@@ -180,3 +180,36 @@ t.test('an interval-triggered sync: no push triggers a mirror with sync_on_push 
   const answer = (await w.api('GET', `/api/v1/repos/acme/proj/push-mirrors/${created.body.id}`, { token: ann.token })).body;
   t.ok(Date.parse(answer.next_sync_at) - Date.parse(answer.last_sync_at) >= 2000, 'the next sync is an interval after the last');
 });
+
+t.test('a change made through the API that moves a branch or tag (a release creating its tag) syncs the mirror too', async (t) => {
+  const remote = await startWharf(t);
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  await buildRepo(remote, 'dst', 'mirror');
+  const bob = await buildUser(remote, 'bob', { org: 'dst', role: 'owner' });
+  await buildRepo(w, 'acme', 'proj');
+  const ann = await buildUser(w, 'ann', { org: 'acme', role: 'owner' });
+  const g = await lfsClient(t);
+  const src = path.join(g.dir, 'src');
+  await g.ok(['init', '-q', src]);
+  await g.commit(src, 'first', { 'a.txt': 'a\n' });
+  await g.ok(['push', '-q', repoUrl(w, 'acme/proj', ann.token), 'main'], { cwd: src });
+  await w.pushesRecorded();
+  const created = await w.api('POST', '/api/v1/repos/acme/proj/push-mirrors', {
+    token: ann.token,
+    body: { url: `${remote.url}/dst/mirror.git`, username: 'bob', password: bob.token },
+  });
+  t.equal(created.status, 201, created.text);
+  await mirrorSettled(w, created.body.id, 0);
+
+  const before = Date.now();
+  const release = await w.api('POST', '/api/v1/repos/acme/proj/releases', { token: ann.token, body: { tag_name: 'v1.0', name: 'One' } });
+  t.equal(release.status, 201, release.text);
+  const row = await mirrorSettled(w, created.body.id, before);
+  t.equal(row.last_sync_status, 'succeeded', row.last_error ?? '');
+  const remoteRefs = refList(await g.ok(['ls-remote', repoUrl(remote, 'dst/mirror', bob.token)]));
+  t.ok(
+    remoteRefs.some((r) => r.endsWith(' refs/tags/v1.0')),
+    'the tag the release created reached the mirror without a git push',
+  );
+  t.same(remoteRefs, refList(await g.ok(['ls-remote', repoUrl(w, 'acme/proj', ann.token)])));
+});
