@@ -38,7 +38,7 @@ const ROUTES: Array<[string, string, Record<string, unknown>?]> = [
   ['GET', '/api/v1/repos/:org/:repo/pipelines/:id'],
   ['PATCH', '/api/v1/repos/:org/:repo/pipelines/:id', { status: 'completed', conclusion: 'success' }],
   ['POST', '/api/v1/repos/:org/:repo/agent-actions', { action: 'a', status: 'started' }],
-  ['POST', '/api/v1/repos/:org/:repo/webhooks', { url: 'http://127.0.0.1:9/h', secret: 's', events: ['push'] }],
+  ['POST', '/api/v1/repos/:org/:repo/webhooks', { url: 'http://127.0.0.1:9/h', secret: 's', events: ['push'], header_style: 'github' }],
   ['GET', '/api/v1/repos/:org/:repo/webhooks'],
   ['GET', '/api/v1/repos/:org/:repo/webhooks/:id'],
   ['PATCH', '/api/v1/repos/:org/:repo/webhooks/:id', { active: false }],
@@ -47,6 +47,12 @@ const ROUTES: Array<[string, string, Record<string, unknown>?]> = [
   ['GET', '/api/v1/webhooks/:id/deliveries'],
   ['GET', '/api/v1/webhooks/:id/deliveries/:delivery'],
   ['POST', '/api/v1/webhooks/:id/deliveries/:delivery/retry'],
+  ['POST', '/api/v1/webhooks/:id/deliveries/redeliver', { since: '2026-01-01T00:00:00Z', status: 'failed' }],
+  ['POST', '/api/v1/repos/:org/:repo/push-mirrors', { url: 'http://127.0.0.1:1/x.git', username: 'u', password: 'p', interval: '8h' }],
+  ['GET', '/api/v1/repos/:org/:repo/push-mirrors'],
+  ['GET', '/api/v1/repos/:org/:repo/push-mirrors/:id'],
+  ['POST', '/api/v1/repos/:org/:repo/push-mirrors/:id/sync'],
+  ['DELETE', '/api/v1/repos/:org/:repo/push-mirrors/:id'],
 ];
 
 const segment: Record<string, fc.Arbitrary<string>> = {

@@ -46,6 +46,7 @@ const TABLES = [
   'agent_actions',
   'lfs_objects',
   'repository_lfs_objects',
+  'push_mirrors',
 ];
 
 /** The content of every table a request could write, as one comparable string. */
