@@ -3,14 +3,14 @@
 //   surfaces   src/api/, src/ui/, src/cli/, src/transport/ (Git smart HTTP and LFS): each
 //              stands on the layers below and never on another surface
 //   plumbing   src/http/: Koa plumbing the surfaces share
-//   domain     src/domain/, src/webhooks/, src/events/, src/pushes/, src/pushMirrors/, src/import/,
+//   domain     src/domain/, src/webhooks/, src/events/, src/pushes/, src/pushMirrors/, src/import/, src/mirrors/,
 //              src/delivery/, src/work/: operations, rules and the workers
 //   bottom     storage and small shared parts: src/db/, src/git/ (plumbing), src/lfs/
 //              (the object store), src/secrets/, src/net/, src/metrics/, src/errors/,
 //              src/util/, src/config.ts, src/log.ts, src/services.ts, src/version.ts
 const ROOT = '^src/(server|components|app)\\.ts$';
 const SURFACES = '^src/(api|ui|cli|transport)/';
-const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|delivery|work)/';
+const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|mirrors|delivery|work)/';
 const BOTTOM = '^src/((db|git|lfs|secrets|net|metrics|errors|util)/|(config|log|services|version)\\.ts$)';
 
 module.exports = {

@@ -5,6 +5,7 @@ import { createDispatcher } from './delivery/dispatcher.ts';
 import { gitMount } from './transport/git/smartHttp.ts';
 import { pushRecorder } from './pushes/recorder.ts';
 import { createImportRunner } from './import/runner.ts';
+import { createMirrorRunner } from './mirrors/runner.ts';
 import { uiMount } from './ui/index.ts';
 import { pushMirrorWorker } from './pushMirrors/worker.ts';
 
@@ -12,6 +13,12 @@ import { pushMirrorWorker } from './pushMirrors/worker.ts';
 // The web UI stays last: Git transport paths under /<org>/<repo> must match first.
 export const MOUNTS: Mount[] = [metricsMount, gitMount, uiMount];
 
-/** Background workers started with the server (push recorder, webhook dispatcher, import runner). */
+/** Background workers started with the server (push recorder, webhook dispatcher, import runner, pull-mirror runner, push-mirror worker). */
 // The push recorder stops first, so the events it records while draining still reach the others.
-export const WORKERS: WorkerFactory[] = [pushRecorder, createDispatcher, (services) => createImportRunner(services), pushMirrorWorker];
+export const WORKERS: WorkerFactory[] = [
+  pushRecorder,
+  createDispatcher,
+  (services) => createImportRunner(services),
+  (services) => createMirrorRunner(services),
+  pushMirrorWorker,
+];

@@ -6,6 +6,7 @@ import { healthRoutes } from './health.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
 import { repoRoutes } from './repos.ts';
+import { mirrorRoutes } from './mirrors.ts';
 import { pushRecordRoutes } from './pushRecords.ts';
 import { bulkIssueRoutes } from './bulkIssues.ts';
 import { importRoutes } from './imports.ts';
@@ -28,6 +29,7 @@ const GROUPS: Route[][] = [
   orgRoutes,
   importRoutes,
   repoRoutes,
+  mirrorRoutes,
   pushRecordRoutes,
   bulkIssueRoutes,
   issueRoutes,

@@ -1,5 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
+import { formatInterval, type Mirror } from '../mirrors/state.ts';
+import { NEVER } from '../mirrors/sync.ts';
 
 /** Epoch milliseconds as ISO 8601, null kept. */
 export function iso(ms: number | string | null | undefined): string | null {
@@ -22,5 +24,18 @@ export function presentRepository(config: Config, repo: Repository) {
     clone_url: `${config.baseUrl}/${fullName}.git`,
     created_at: iso(repo.created_at),
     updated_at: iso(repo.updated_at),
+  };
+}
+
+/** A pull mirror's state as the repository answer shows it (never its credentials), or null. */
+export function presentMirror(mirror: Mirror | undefined) {
+  if (!mirror) return null;
+  return {
+    source_url: mirror.sourceUrl,
+    interval: formatInterval(mirror.intervalMs),
+    last_sync_at: iso(mirror.lastSyncAt),
+    last_sync_status: mirror.lastSyncStatus,
+    last_error: mirror.lastError,
+    next_sync_at: mirror.nextSyncAt >= NEVER ? null : iso(mirror.nextSyncAt),
   };
 }

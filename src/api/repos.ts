@@ -1,4 +1,5 @@
-import { presentRepository } from './present.ts';
+import { presentMirror, presentRepository } from './present.ts';
+import { findMirror } from '../mirrors/state.ts';
 import { route, type Route } from './route.ts';
 import { RepositorySchema } from './schemas.ts';
 
@@ -12,8 +13,8 @@ export const repoRoutes: Route[] = [
     tag: 'repositories',
     access: 'repo:read',
     answers: { 200: RepositorySchema },
-    handler: (_input, ctx, { config }) => {
-      ctx.body = presentRepository(config, ctx.state.repo);
+    handler: async (_input, ctx, { config, db }) => {
+      ctx.body = { ...presentRepository(config, ctx.state.repo), mirror: presentMirror(await findMirror(db, ctx.state.repo.id)) };
     },
   }),
 ];

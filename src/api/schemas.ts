@@ -62,6 +62,21 @@ export function idParams<const K extends string>(key: K) {
   return { type: 'object', required: [key], properties: { [key]: ID } as { [P in K]: typeof ID } } as const;
 }
 
+/** A pull mirror's state (SPEC §8.1.1), or null for a repository that is not a mirror. */
+export const MirrorSchema = named('Mirror', {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  required: ['source_url', 'interval', 'last_sync_at', 'last_sync_status', 'last_error', 'next_sync_at'],
+  properties: {
+    source_url: { type: 'string', description: 'The source, without credentials.' },
+    interval: { type: 'string', description: 'How often it syncs (a duration such as 8h).' },
+    last_sync_at: TIME_OR_NULL,
+    last_sync_status: { type: ['string', 'null'], enum: ['succeeded', 'failed', null] },
+    last_error: { ...TEXT_OR_NULL, description: 'Why the last sync failed (credentials removed); null after a success.' },
+    next_sync_at: { ...TIME_OR_NULL, description: 'When the next scheduled sync is due; null when the mirror is parked.' },
+  },
+} as const);
+
 /** The answer of `GET /repos/{org}/{repo}` and the other repository answers (see present.ts). */
 export const RepositorySchema = named('Repository', {
   type: 'object',
@@ -85,6 +100,8 @@ export const RepositorySchema = named('Repository', {
     clone_url: { type: 'string', format: 'uri' },
     created_at: TIME,
     updated_at: TIME,
+    // Always present in the answers of GET /repos/{org}/{repo} and of the cutover.
+    mirror: MirrorSchema,
   },
 } as const);
 

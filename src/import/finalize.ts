@@ -8,6 +8,7 @@ import { linkObject } from '../lfs/store.ts';
 import type { ImportJob } from './jobs.ts';
 import type { LfsPointer } from './lfsScan.ts';
 import type { MissingObject } from './lfsFetch.ts';
+import { insertMirror } from '../mirrors/state.ts';
 
 /** Raised when the job can no longer finish here: canceled meanwhile, or the name was taken. Ends in the job's `error`, never in a request. */
 export class FinalizeError extends Error {
@@ -113,6 +114,17 @@ export async function finalizeImport(
         throw err;
       }
       await trx('import_jobs').where('id', job.id).update({ repository_id: id });
+      // A mirror (SPEC §8.1.1) keeps its source and the credentials, still sealed, with the repository.
+      if (job.mirror_interval_ms !== null) {
+        await insertMirror(trx, {
+          repositoryId: id,
+          sourceUrl: job.source_url,
+          credentials: job.credentials,
+          lfsUrl: job.lfs_url,
+          intervalMs: job.mirror_interval_ms,
+          syncedAt: now,
+        });
+      }
       for (const object of stored) await linkObject(trx, id, object.oid, object.size);
       await fs.mkdir(path.dirname(finalDir), { recursive: true });
       if (await exists(finalDir)) throw new FinalizeError(`repository directory ${job.target_org}/${job.name}.git already exists`);

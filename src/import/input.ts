@@ -15,6 +15,13 @@ export const NEW_IMPORT = {
     auth_username: { type: 'string', maxLength: 255 },
     auth_password: { type: 'string', maxLength: 4096 },
     lfs_url: { type: 'string', minLength: 1, maxLength: 2048 },
+    mirror: { type: 'boolean', default: false, description: 'Keep the repository a mirror of its source until the cutover (SPEC §8.1.1).' },
+    mirror_interval: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 32,
+      description: 'How often a mirror syncs: a duration such as 10m or 8h (default 8h, at least 1m); only with mirror.',
+    },
   },
 } as const;
 
@@ -25,4 +32,4 @@ export type NewImport = FromSchema<typeof NEW_IMPORT>;
  * organization is given apart, and the visibility is any string (checked there, for the
  * callers without the schema), left out for the default.
  */
-export type ImportRequest = Omit<NewImport, 'target_org' | 'visibility'> & { visibility?: string };
+export type ImportRequest = Omit<NewImport, 'target_org' | 'visibility' | 'mirror'> & { visibility?: string; mirror?: boolean };

@@ -13,6 +13,7 @@ import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './ur
 import { sealCredentials } from '../secrets/credentials.ts';
 import { conflict, validationFailed, type WharfError } from '../errors/wharfError.ts';
 import type { ImportRequest } from './input.ts';
+import { DEFAULT_INTERVAL_MS, parseInterval } from '../mirrors/state.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -28,6 +29,8 @@ export interface ImportJob {
   source_url: string;
   /** The LFS endpoint named in the request, or null to guess it from the source URL. */
   lfs_url: string | null;
+  /** Null for an ordinary import; else the repository stays a mirror synced this often (ms). */
+  mirror_interval_ms: number | null;
   credentials: string | null;
   target_org_id: number;
   target_org: string;
@@ -76,6 +79,7 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
     if (err instanceof HostPolicyError) throw invalid('/source_url', 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
     throw invalid('/source_url', `could not resolve ${bareHost(source.url)}`);
   }
+  const mirrorIntervalMs = checkMirror(input);
   const lfsUrl = input.lfs_url ? await checkLfsUrl(config, input.lfs_url) : null;
   let credentials: Credentials | null = source.credentials;
   if (input.auth_username !== undefined || input.auth_password !== undefined) {
@@ -90,6 +94,7 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
         status: 'queued',
         source_url: source.display,
         lfs_url: lfsUrl,
+        mirror_interval_ms: mirrorIntervalMs,
         credentials: credentials ? sealCredentials(config, credentials) : null,
         target_org_id: org.id,
         name: input.name,
@@ -104,6 +109,18 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
     if (isUniqueViolation(err)) throw conflict(`An import into ${org.name}/${input.name} is already under way`);
     throw err;
   }
+}
+
+/** A request's `mirror` and `mirror_interval`: the interval in ms for a mirror, null otherwise. */
+function checkMirror(input: ImportRequest): number | null {
+  if (!input.mirror) {
+    if (input.mirror_interval !== undefined) throw invalid('/mirror_interval', 'only with mirror: true');
+    return null;
+  }
+  if (input.mirror_interval === undefined) return DEFAULT_INTERVAL_MS;
+  const interval = parseInterval(input.mirror_interval);
+  if (typeof interval === 'string') throw invalid('/mirror_interval', interval);
+  return interval;
 }
 
 /**
@@ -137,10 +154,12 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /** The columns of an import job that toJob turns into numbers. */
-type JobNumbers = 'percent' | 'objects_received' | 'bytes_received' | 'interruptions' | 'lease_expires_at' | 'started_at' | 'created_at' | 'finished_at';
+type JobNumbers =
+  'mirror_interval_ms' | 'percent' | 'objects_received' | 'bytes_received' | 'interruptions' | 'lease_expires_at' | 'started_at' | 'created_at' | 'finished_at';
 
 /** An `import_jobs` row with its organization's name (jobs()), as either driver gives it; its other columns come along too. */
 interface ImportJobRow extends Omit<ImportJob, JobNumbers> {
+  mirror_interval_ms: DbInt | null;
   percent: number | null;
   objects_received: DbInt | null;
   bytes_received: DbInt | null;
@@ -155,6 +174,7 @@ function toJob(row: ImportJobRow): ImportJob {
   const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     ...row,
+    mirror_interval_ms: n(row.mirror_interval_ms),
     percent: n(row.percent),
     objects_received: n(row.objects_received),
     bytes_received: n(row.bytes_received),

@@ -10,6 +10,7 @@ export const SEALED_COLUMNS: SealedColumn[] = [
   { table: 'webhooks', column: 'secret', purpose: 'webhooks.secret' },
   { table: 'import_jobs', column: 'credentials', purpose: 'import_jobs.credentials' },
   { table: 'push_mirrors', column: 'credentials', purpose: 'push_mirrors.credentials' },
+  { table: 'repository_mirrors', column: 'credentials', purpose: 'import_jobs.credentials' },
 ];
 
 /** The `settings` row holding a known text sealed with the key, so a wrong key is seen before any secret exists. */

@@ -1,3 +1,4 @@
+import { STAGING } from '../../mirrors/refs.ts';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
@@ -36,6 +37,8 @@ function backendOptions(hooksDir: string): string[] {
   return [
     ...['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true'],
     ...['-c', 'http.receivepack=true', '-c', 'http.uploadpack=true', '-c', 'uploadpack.allowFilter=true'],
+    // A pull mirror's staged refs (src/mirrors/refs.ts) are never advertised, fetched or pushed to.
+    ...['-c', `transfer.hideRefs=${STAGING}`],
   ];
 }
 

@@ -25,6 +25,15 @@ tmp="$${PUSH_LOG_VARIABLE}.tmp"
 } > "$tmp" && mv "$tmp" "$${PUSH_LOG_VARIABLE}"
 `;
 
+/**
+ * Set by the route for a push to a pull mirror (SPEC §8.1.1): the source URL (no
+ * credentials) and the cutover's address. The pre-receive hook then refuses the whole
+ * push, naming them, before any ref moves (the pushed objects stay in git's quarantine,
+ * which is dropped).
+ */
+export const MIRROR_OF_VARIABLE = 'WHARF_MIRROR_OF';
+export const MIRROR_CUTOVER_VARIABLE = 'WHARF_MIRROR_CUTOVER';
+
 /** The longest ref a push may create or move, in bytes: events.ref holds 1,024 characters. */
 export const MAX_REF_BYTES = 1024;
 
@@ -41,8 +50,12 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 // a shell read loop costs ~25 µs a line, 125 ms of a mirror push of 5,000 refs.
 function preReceive(dir: string): string {
   return `#!/bin/sh
-# Written by Wharf at start; hand-edits are lost. Refuses refs over ${MAX_REF_BYTES} bytes and .gitmodules URLs that run commands.
+# Written by Wharf at start; hand-edits are lost. Refuses pushes to mirrors, refs over ${MAX_REF_BYTES} bytes and .gitmodules URLs that run commands.
 export LC_ALL=C
+if [ -n "$${MIRROR_OF_VARIABLE}" ]; then
+  printf 'This repository is a mirror of %s; push there, or stop mirroring with %s\n' "$${MIRROR_OF_VARIABLE}" "$${MIRROR_CUTOVER_VARIABLE}" >&2
+  exit 1
+fi
 updates=$(cat)
 long=$(printf '%s\\n' "$updates" | awk 'length($3) > ${MAX_REF_BYTES} { print "  " substr($3, 1, 72) "... (" length($3) " bytes)" }')
 if [ -n "$long" ]; then

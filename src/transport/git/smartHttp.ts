@@ -9,7 +9,8 @@ import { runHttpBackend } from './cgi.ts';
 import { BackendSlots, readNegotiation } from './backendLimits.ts';
 import { readWhole } from '../../http/deadlines.ts';
 import { settleHead } from '../../domain/head.ts';
-import { PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
+import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
+import { findMirror } from '../../mirrors/state.ts';
 import { newPushLog, preparePushLogs, readPushLog, removePushLog } from '../../pushes/log.ts';
 import { isZero } from '../../pushes/events.ts';
 import { insertPushRecord } from '../../pushes/records.ts';
@@ -69,6 +70,12 @@ export function gitMount(app: Koa, services: Services): void {
     if (ctx.get('content-encoding')) env.HTTP_CONTENT_ENCODING = ctx.get('content-encoding');
     if (/^[A-Za-z0-9=:.,_-]{1,256}$/.test(gitProtocol)) env.GIT_PROTOCOL = env.HTTP_GIT_PROTOCOL = gitProtocol;
     if (push) env[PUSH_LOG_VARIABLE] = push;
+    const mirror = push ? await findMirror(services.db, repo.id) : undefined;
+    if (mirror) {
+      // Refused by the pre-receive hook, naming the source (SPEC §8.1.1); nothing lands.
+      env[MIRROR_OF_VARIABLE] = mirror.sourceUrl;
+      env[MIRROR_CUTOVER_VARIABLE] = `DELETE ${services.config.baseUrl}/api/v1/repos/${repo.org}/${repo.name}/mirror`;
+    }
     // A fetch negotiation is read whole before it may take a backend slot: a client that stalls holds none.
     const negotiation = ctx.method === 'POST' && !creating ? await readNegotiation(ctx, env) : undefined;
     await runHttpBackend(ctx, {

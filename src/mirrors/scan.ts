@@ -1,0 +1,63 @@
+import { git, gitBuffer } from '../git/run.ts';
+import { GITMODULES_DIFF, gitmodulesBlobs, gitmodulesMessage, submoduleUrlProblem, submoduleUrls, URL_CONFIG } from '../git/gitmodules.ts';
+import { parseLfsPointer, type LfsPointer } from '../import/lfsScan.ts';
+import type { RefUpdate } from '../pushes/log.ts';
+import { isZeroId } from './refs.ts';
+
+// The LFS pointer size bounds of lfsScan.ts: smaller or larger blobs are never pointers.
+const MIN_POINTER = 100;
+const MAX_POINTER = 1024;
+
+/** `rev-list --stdin` input naming a sync's new history: the new tips, not what the repository already shows. */
+function newHistory(updates: RefUpdate[], visible: Map<string, string>): string | null {
+  const tips = [...new Set(updates.filter((u) => !isZeroId(u.after)).map((u) => u.after))];
+  if (tips.length === 0) return null;
+  // git 2.39 takes no options in --stdin mode: the exclusions are "^<id>" lines.
+  return [...tips, ...[...new Set(visible.values())].map((sha) => `^${sha}`)].join('\n') + '\n';
+}
+
+/**
+ * SPEC §7.6 for a sync: the .gitmodules URLs a push would be refused for, in the commits
+ * the sync brings. Returns the refusal's message, or null.
+ */
+export async function newGitmodulesProblem(dir: string, updates: RefUpdate[], visible: Map<string, string>): Promise<string | null> {
+  const input = newHistory(updates, visible);
+  if (!input) return null;
+  const commits = await gitBuffer(['rev-list', '--stdin'], input, { cwd: dir });
+  if (commits.length === 0) return null;
+  const diff = (await gitBuffer(GITMODULES_DIFF, commits, { cwd: dir })).toString('utf8');
+  for (const blob of gitmodulesBlobs(diff)) {
+    const [config, ...rest] = URL_CONFIG;
+    const text = await git([config, '--blob', blob, ...rest], { cwd: dir }).catch(() => '');
+    for (const [name, url] of submoduleUrls(text)) {
+      const problem = submoduleUrlProblem(url);
+      if (problem) return gitmodulesMessage(blob, name, url, problem);
+    }
+  }
+  return null;
+}
+
+/** The LFS pointers among the objects of a sync's new history (blobs the repository did not reach before). */
+export async function newLfsPointers(dir: string, updates: RefUpdate[], visible: Map<string, string>): Promise<LfsPointer[]> {
+  const input = newHistory(updates, visible);
+  if (!input) return [];
+  const objects = (await gitBuffer(['rev-list', '--objects', '--stdin'], input, { cwd: dir }))
+    .toString('utf8')
+    .split('\n')
+    .map((line) => line.slice(0, line.indexOf(' ') < 0 ? undefined : line.indexOf(' ')))
+    .filter(Boolean);
+  if (objects.length === 0) return [];
+  const checked = (await gitBuffer(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], objects.join('\n') + '\n', { cwd: dir }))
+    .toString('utf8')
+    .split('\n');
+  const candidates = checked
+    .map((line) => line.split(' '))
+    .filter(([, type, size]) => type === 'blob' && Number(size) >= MIN_POINTER && Number(size) < MAX_POINTER)
+    .map(([sha]) => sha);
+  const found = new Map<string, LfsPointer>();
+  for (const sha of candidates) {
+    const pointer = parseLfsPointer(await git(['cat-file', 'blob', sha], { cwd: dir }));
+    if (pointer) found.set(pointer.oid, pointer);
+  }
+  return [...found.values()].sort((a, b) => a.oid.localeCompare(b.oid));
+}
