@@ -1,7 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import { formatInterval, type Mirror } from '../mirrors/state.ts';
-import { NEVER } from '../mirrors/sync.ts';
+import { formatInterval, NEVER, type Mirror } from '../mirrors/state.ts';
 
 /** Epoch milliseconds as ISO 8601, null kept. */
 export function iso(ms: number | string | null | undefined): string | null {

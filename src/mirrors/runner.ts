@@ -4,8 +4,8 @@ import { isPostgres } from '../db/connect.ts';
 import { createWorkLoop, type Running } from '../work/loop.ts';
 import { nodeId } from '../work/nodeId.ts';
 import { claimMirrors, releaseMirror, renewMirrorLease, sweepDeadMirrorOwners } from './claim.ts';
-import { findMirror } from './state.ts';
-import { MAX_INTERRUPTIONS, NEVER, syncMirror } from './sync.ts';
+import { findMirror, NEVER } from './state.ts';
+import { MAX_INTERRUPTIONS, syncMirror } from './sync.ts';
 
 /** The in-process signal that wakes the mirror runner (a sync request); other nodes hear MIRROR_CHANNEL. */
 export const MIRROR_SIGNAL = 'mirrors';

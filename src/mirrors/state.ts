@@ -7,6 +7,8 @@ import { parseDuration } from '../util/duration.ts';
 export const MIN_INTERVAL_MS = 60_000;
 /** The longest: a year and a day (longer would only ever be a mistake). */
 export const MAX_INTERVAL_MS = 366 * 86_400_000;
+/** A parked mirror's next sync time (the last time a Date holds): never by itself; a sync request starts it again. */
+export const NEVER = 8_640_000_000_000_000;
 /** The interval when the import request names none. */
 export const DEFAULT_INTERVAL_MS = 8 * 3_600_000;
 
@@ -129,7 +131,8 @@ export async function insertMirror(trx: Knex.Transaction, mirror: NewMirror): Pr
 
 /**
  * Queues a sync now (POST …/mirror/sync). A sync already due or running absorbs the call:
- * nothing changes then. Returns the state after, or undefined when the repository is not a mirror.
+ * nothing changes then. A parked mirror starts again with its interruptions forgotten.
+ * Returns the state after, or undefined when the repository is not a mirror.
  */
 export async function requestSync(db: Db, repositoryId: number): Promise<Mirror | undefined> {
   const now = Date.now();
@@ -137,6 +140,6 @@ export async function requestSync(db: Db, repositoryId: number): Promise<Mirror 
     .where('repository_id', repositoryId)
     .where('next_sync_at', '>', now)
     .where((q) => q.whereNull('locked_by').orWhere('lease_expires_at', '<', now))
-    .update({ next_sync_at: now, updated_at: now });
+    .update({ next_sync_at: now, interruptions: db.raw('CASE WHEN next_sync_at >= ? THEN 0 ELSE interruptions END', [NEVER]), updated_at: now });
   return findMirror(db, repositoryId);
 }

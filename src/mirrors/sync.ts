@@ -24,8 +24,6 @@ export class SyncStopped extends Error {}
 
 /** Syncs that died with their node this many times in a row are parked (SPEC §7.9). */
 export const MAX_INTERRUPTIONS = 3;
-/** A parked mirror's next sync time: never by itself (a sync request starts it again). */
-export const NEVER = 8_640_000_000_000_000;
 
 /**
  * One sync of a claimed mirror (SPEC §8.1.1):

@@ -60,3 +60,39 @@ t.test('a cutover while a sync is fetching: 200 at once, and that sync moves no 
   await w.pushesRecorded();
   t.ok(refList(await g.ok(['ls-remote', repoUrl(w, 'demo/m', token)])).some((l) => l.endsWith(' refs/heads/mine')));
 });
+
+t.test('a mirror whose node died during 3 syncs is parked: no scheduled sync, said in last_error; a sync request starts it again', async (t) => {
+  const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  const g = gitClient(t);
+  const base = path.join(g.dir, 'built');
+  fs.mkdirSync(base);
+  await buildSource(g, base);
+  const daemon = await startGitDaemon(t, base);
+  const created = await w.api('POST', '/api/v1/repos/import', {
+    token,
+    body: { source_url: daemon.url('source'), target_org: 'demo', name: 'p', mirror: true },
+  });
+  t.equal((await waitForJob(w, created.body.id, { token })).status, 'succeeded');
+  // What three deaths mid-sync leave: a lease of a dead node, counted twice already (the claim counts the third).
+  await w.running.services.db('repository_mirrors').update({ interruptions: 2, locked_by: 'vm:1:dead:dead', lease_expires_at: 0, next_sync_at: 0 });
+  const parked = await waitFor(
+    async () => {
+      const m = (await w.api('GET', '/api/v1/repos/demo/p', { token })).body.mirror;
+      return m.last_error?.startsWith('parked:') && m;
+    },
+    { timeoutMs: 30_000, what: 'the mirror to be parked' },
+  );
+  t.match(parked, { last_sync_status: 'failed', next_sync_at: null });
+  const requested = Date.now();
+  t.equal((await w.api('POST', '/api/v1/repos/demo/p/mirror/sync', { token })).status, 202);
+  const again = await waitFor(
+    async () => {
+      const m = (await w.api('GET', '/api/v1/repos/demo/p', { token })).body.mirror;
+      return m.last_sync_status === 'succeeded' && Date.parse(m.last_sync_at) >= requested && m;
+    },
+    { timeoutMs: 30_000, what: 'the requested sync' },
+  );
+  t.equal(again.last_error, null);
+  t.ok(again.next_sync_at, 'scheduled again');
+});
