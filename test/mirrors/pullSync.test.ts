@@ -9,7 +9,7 @@ import { waitFor, quietPeriod } from '../helpers/wait.ts';
 import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
 import { repoDir } from '../../src/git/bare.ts';
-import { buildSource, lfsFile, startGitDaemon, uploadLfs, waitForJob } from '../import/helpers.ts';
+import { buildSource, freePort, lfsFile, startGitDaemon, uploadLfs, waitForJob } from '../import/helpers.ts';
 
 interface Delivery {
   headers: http.IncomingHttpHeaders;
@@ -143,7 +143,7 @@ t.test('a mirror of a git daemon source: sync on request and by schedule, events
   t.match(refused.stderr, `remote: This repository is a mirror of ${sourceUrl}; push there, or stop mirroring with DELETE`);
   t.same(refList(await g.ok(['ls-remote', mirrorUrl])), refsBefore, 'no ref changed');
   await w.pushesRecorded();
-  t.equal(Number((await w.running.services.db('push_records').count({ n: '*' }))[0].n), 0);
+  t.equal(Number((await w.running.services.db('push_records').count({ n: '*' }))[0].n), 0, 'no push record');
 
   // A source that is down: the sync fails, the mirror keeps its refs, last_error says why.
   fs.renameSync(source.bare, `${source.bare}.away`);
@@ -153,6 +153,15 @@ t.test('a mirror of a git daemon source: sync on request and by schedule, events
   t.ok(failed.last_error, `last_error: ${failed.last_error}`);
   t.same(refList(await g.ok(['ls-remote', mirrorUrl])), refsBefore, 'the last good state is kept');
   fs.renameSync(`${source.bare}.away`, source.bare);
+  // A source host that is down (nothing listens on its port): the same.
+  const db = w.running.services.db;
+  await db('repository_mirrors').update({ source_url: `git://127.0.0.1:${await freePort()}/source.git` });
+  const down = Date.now();
+  t.equal((await w.api('POST', '/api/v1/repos/demo/mirror/mirror/sync', { token })).status, 202);
+  const downFailed = await syncedAfter(w, 'demo/mirror', token, down, 'failed');
+  t.match(downFailed.last_error, /refused|connect|unable/i, `last_error: ${downFailed.last_error}`);
+  t.same(refList(await g.ok(['ls-remote', mirrorUrl])), refsBefore, 'still the last good state');
+  await db('repository_mirrors').update({ source_url: sourceUrl });
 
   // A scheduled sync by itself: the clock is moved past next_sync_at (the row made due), no request.
   await g.ok(['checkout', '-q', 'trunk'], { cwd: work });
