@@ -111,7 +111,7 @@ export async function syncMirror(services: Services, mirror: Mirror, owner: stri
       log.info({ repository: `${repo.org}/${repo.name}` }, 'mirror sync stopped: cut over or taken over');
       return;
     }
-    if (signal.aborted) throw err; // shutdown: the runner gives the mirror back
+    if (signal.aborted) return; // shutdown: the runner gives the mirror back, due again at once
     const message = describeFailure(err, credentials);
     await markSynced(services, repo.id, owner, 'failed', message);
     log.warn({ repository: `${repo.org}/${repo.name}`, source_url: mirror.sourceUrl, error: message }, 'mirror sync failed');
