@@ -1,9 +1,11 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
+import { NEVER } from './state.ts';
 
 // One statement claims one due mirror (STYLE §6): due when its next sync time has come or
-// a sync of it left ref updates half done (`pending`), and nobody holds a live lease on it.
+// a sync of it left ref updates half done (`pending`; not for a parked mirror, which waits
+// for a request), and nobody holds a live lease on it.
 // A mirror claimed while still locked (its lease ran out) was interrupted: its node died
 // or froze mid-sync; `interruptions` counts it, so a mirror that kills its node is parked.
 
@@ -21,12 +23,12 @@ export async function claimMirrors(db: Db, owner: string, limit: number, leaseMs
 async function claimOne(db: Db, owner: string, leaseMs: number): Promise<number | null> {
   const now = Date.now();
   const pick = `SELECT m.id FROM repository_mirrors m
-    WHERE (m.next_sync_at <= ? OR m.pending IS NOT NULL) AND (m.locked_by IS NULL OR m.lease_expires_at < ?)
+    WHERE (m.next_sync_at <= ? OR (m.pending IS NOT NULL AND m.next_sync_at < ?)) AND (m.locked_by IS NULL OR m.lease_expires_at < ?)
     ORDER BY m.next_sync_at, m.id LIMIT 1${isPostgres(db) ? ' FOR UPDATE SKIP LOCKED' : ''}`;
   const result = await db.raw(
     `UPDATE repository_mirrors SET interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END, locked_by = ?, lease_expires_at = ?, updated_at = ?
      WHERE id = (${pick}) RETURNING repository_id`,
-    [owner, now + leaseMs, now, now, now],
+    [owner, now + leaseMs, now, now, NEVER, now],
   );
   const rows: Array<{ repository_id: number }> = isPostgres(db) ? result.rows : result;
   return rows.length ? Number(rows[0].repository_id) : null;
