@@ -12,6 +12,7 @@ import { importRoutes } from './routes/import.ts';
 import { repoRoutes } from './routes/repo.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
+import { mirrorRoutes } from './routes/mirror.ts';
 
 // Scripts and styles come only from /-/static; pages are never framed and forms post only here.
 const CSP =
@@ -55,6 +56,7 @@ export const uiMount: Mount = (app, services: Services) => {
   repoRoutes(router, services);
   webhookRoutes(router, services);
   deliveryRoutes(router, services);
+  mirrorRoutes(router, services);
   const assets = staticAssets();
   const routes = router.routes();
   app.use(async function webUi(ctx, next) {

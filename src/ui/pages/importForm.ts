@@ -29,6 +29,10 @@ export interface ImportValues {
   visibility: 'public' | 'internal' | 'private';
   /** The source's LFS endpoint when the guess from the clone URL is wrong; empty to guess. */
   lfsUrl: string;
+  /** Keep the repository a mirror of its source until the cutover (SPEC §8.1.1). */
+  mirror: boolean;
+  /** How often the mirror syncs ("8h"); empty for the default. */
+  mirrorInterval: string;
 }
 
 /** Reads the submitted form. */
@@ -46,13 +50,18 @@ export function importValuesFromForm(form: URLSearchParams): ImportValues {
     name: (form.get('name') ?? '').trim(),
     visibility: visibility === 'public' || visibility === 'internal' ? visibility : 'private',
     lfsUrl: (form.get('lfs_url') ?? '').trim(),
+    mirror: form.get('mirror') === 'on',
+    mirrorInterval: (form.get('mirror_interval') ?? '').trim(),
   };
 }
 
+/** The fields of an import request the form fills in: text, and `mirror`. */
+export type ImportBody = Record<string, string> & { mirror?: boolean };
+
 /** The body of POST /api/v1/repos/import for these values, or the form's own errors. */
-export function importRequest(values: ImportValues): { body?: Record<string, string>; errors?: FieldErrors } {
+export function importRequest(values: ImportValues): { body?: ImportBody; errors?: FieldErrors } {
   const errors: FieldErrors = {};
-  const body: Record<string, string> = { target_org: values.org, visibility: values.visibility };
+  const body: ImportBody = { target_org: values.org, visibility: values.visibility };
   if (values.source === 'git') {
     if (!values.url) errors.url = ['Enter the URL to clone from.'];
     body.source_url = values.url;
@@ -79,6 +88,10 @@ export function importRequest(values: ImportValues): { body?: Record<string, str
       ?.replace(/\.git$/, '') ?? '';
   body.name = values.name || derived;
   if (values.lfsUrl) body.lfs_url = values.lfsUrl;
+  if (values.mirror) {
+    body.mirror = true;
+    if (values.mirrorInterval) body.mirror_interval = values.mirrorInterval;
+  }
   if (!body.name) errors.name = ['Enter a name for the new repository.'];
   if (!values.org) errors.org = ['Choose an organization.'];
   return Object.keys(errors).length ? { errors } : { body };
@@ -133,6 +146,12 @@ export function importForm(ctx: Context, values: ImportValues, orgs: string[], e
     <div class="stack"><label for="lfs_url">LFS URL <span class="muted">(empty: <code>&lt;clone URL&gt;/info/lfs</code>; git:// sources usually need one)</span></label>
     <input id="lfs_url" name="lfs_url" placeholder="https://git.example.com/team/project.git/info/lfs" value="${values.lfsUrl}" ${aria(errors, 'lfsUrl')}>${err(errors, 'lfsUrl')}</div>
   </details>
+  <fieldset class="stack"><legend>Mirror</legend>
+    <label class="choice"><input type="checkbox" id="mirror" name="mirror" ${values.mirror ? html`checked` : ''}> Keep in sync until I switch over</label>
+    <p class="muted">The repository follows its source (branches, tags, LFS objects, and a push event per changed ref) and refuses pushes until you stop mirroring.</p>
+    <label for="mirror_interval">Sync every <span class="muted">(a duration such as 10m, 8h or 1d; at least 1m; empty: 8h)</span></label>
+    <input id="mirror_interval" name="mirror_interval" placeholder="8h" value="${values.mirrorInterval}" maxlength="32" ${aria(errors, 'mirrorInterval')}>${err(errors, 'mirrorInterval')}
+  </fieldset>
   <div class="actions"><button type="submit" class="primary">Begin import</button></div>
 </form>`;
 }

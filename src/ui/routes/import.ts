@@ -12,7 +12,7 @@ import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
-import { importForm, importRequest, importValuesFromForm, type ImportValues } from '../pages/importForm.ts';
+import { importForm, importRequest, importValuesFromForm, type ImportBody, type ImportValues } from '../pages/importForm.ts';
 import type { FieldErrors } from '../pages/webhookForm.ts';
 import { plural, timeTag } from '../format.ts';
 import { refusedPage, requireUser } from '../user.ts';
@@ -52,7 +52,7 @@ function jobView(job: JobRow): ImportJob {
 
 /** The bounds the REST API's schema puts on an import request's fields. */
 const LIMITS: Record<string, number> = Object.fromEntries(
-  (['source_url', 'auth_username', 'auth_password', 'lfs_url'] as const).map((field) => [field, NEW_IMPORT.properties[field].maxLength]),
+  (['source_url', 'auth_username', 'auth_password', 'lfs_url', 'mirror_interval'] as const).map((field) => [field, NEW_IMPORT.properties[field].maxLength]),
 );
 
 const FINISHED = ['succeeded', 'failed', 'canceled'];
@@ -90,6 +90,7 @@ function importErrors(details: { path: string; message: string }[], values: Impo
     name: 'name',
     visibility: 'visibility',
     lfs_url: 'lfsUrl',
+    mirror_interval: 'mirrorInterval',
   };
   const errors: FieldErrors = {};
   for (const d of details) (errors[fields[d.path.split('/')[1] ?? ''] ?? '_'] ??= []).push(d.message);
@@ -102,12 +103,7 @@ async function orgNames(services: Services, user: User): Promise<string[]> {
 }
 
 /** Starts an import as the API does (an owner of the target organization; the request's own checks), or the form's errors. */
-async function startImport(
-  services: Services,
-  user: User,
-  values: ImportValues,
-  body: Record<string, string>,
-): Promise<{ job?: JobRow; errors?: FieldErrors }> {
+async function startImport(services: Services, user: User, values: ImportValues, body: ImportBody): Promise<{ job?: JobRow; errors?: FieldErrors }> {
   const tooLong = Object.entries(LIMITS).filter(([field, max]) => (body[field] ?? '').length > max);
   if (tooLong.length)
     return {
@@ -121,7 +117,7 @@ async function startImport(
   if (owned.refused === 'not_found') return { errors: { org: ['Organization not found'] } };
   if (owned.refused) return { errors: { _: ['Only organization owners may import repositories'] } };
   try {
-    const job = await createImportJob(services.db, services.config, owned.org, user, body as Record<string, string> & { source_url: string; name: string });
+    const job = await createImportJob(services.db, services.config, owned.org, user, body as ImportBody & { source_url: string; name: string });
     services.signals.emit('imports');
     return { job };
   } catch (err) {
@@ -165,7 +161,25 @@ export function importRoutes(router: Router, services: Services) {
   router.get('/-/import', async (ctx) => {
     const orgs = await orgNames(services, requireUser(ctx));
     const org = typeof ctx.query.org === 'string' ? ctx.query.org : (orgs[0] ?? '');
-    formPage(ctx, { source: 'git', url: '', path: '', username: '', password: '', token: '', org, name: '', visibility: 'private', lfsUrl: '' }, orgs, {});
+    formPage(
+      ctx,
+      {
+        source: 'git',
+        url: '',
+        path: '',
+        username: '',
+        password: '',
+        token: '',
+        org,
+        name: '',
+        visibility: 'private',
+        lfsUrl: '',
+        mirror: false,
+        mirrorInterval: '',
+      },
+      orgs,
+      {},
+    );
   });
 
   router.post('/-/import', async (ctx) => {

@@ -12,6 +12,8 @@ import { plural, shortSha, timeTag } from '../format.ts';
 import { visibilityBadge } from './home.ts';
 import { failingPushRecords } from '../../pushes/records.ts';
 import { parkedPushRecords } from '../../pushes/parking.ts';
+import { findMirror } from '../../mirrors/state.ts';
+import { mirrorCard } from '../pages/mirror.ts';
 
 const SHOWN_REFS = 50;
 
@@ -48,12 +50,13 @@ export function repoRoutes(router: Router, services: Services) {
       return ctx.redirect(`/${encodeURIComponent(ctx.params.org)}/${encodeURIComponent(ctx.params.repo.slice(0, -4))}`);
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
     const dir = repoDir(services.config.reposDir, repo.org, repo.name);
-    const [refs, owner, issues, failing, parked] = await Promise.all([
+    const [refs, owner, issues, failing, parked, mirror] = await Promise.all([
       readRefs(dir),
       repo.access.admin,
       issuesSection(ctx, services, repo),
       failingPushRecords(services.db, repo.id),
       parkedPushRecords(services.db, repo.id),
+      findMirror(services.db, repo.id),
     ]);
     // A push whose events keep failing to be recorded is said here: its webhooks are not told yet.
     const pushNote = failing
@@ -74,7 +77,7 @@ export function repoRoutes(router: Router, services: Services) {
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
-      html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}
+      html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}${mirror ? mirrorCard(ctx, `/${repo.org}/${repo.name}`, mirror, owner) : ''}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><input id="clone-url" readonly value="${repo.clone_url}"><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
       <div class="columns"><div>${history}${issues}</div><div>${refList('Branches', refs.branches)}${refList('Tags', refs.tags)}</div></div>`,
