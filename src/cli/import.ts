@@ -64,11 +64,21 @@ export function importCommand(program: Command, run: RunWrapper) {
     .option('--password-stdin', 'read the source password or token from stdin', false)
     .option('--lfs-url <url>', "the source's LFS endpoint, when the one guessed from the URL is wrong")
     .option('--allow-missing-lfs', 'exit 0 even when LFS objects are missing at the source', false)
+    .option('--mirror', 'keep the repository a mirror of its source until the cutover (DELETE …/mirror)', false)
+    .option('--mirror-interval <duration>', 'how often the mirror syncs (10m, 8h, 1d; default 8h; with --mirror)')
     .action(
       (
         sourceUrl: string,
         target: { org: string; name: string },
-        opts: { visibility: string; username?: string; passwordStdin: boolean; lfsUrl?: string; allowMissingLfs: boolean },
+        opts: {
+          visibility: string;
+          username?: string;
+          passwordStdin: boolean;
+          lfsUrl?: string;
+          allowMissingLfs: boolean;
+          mirror: boolean;
+          mirrorInterval?: string;
+        },
       ) =>
         run(async () => {
           const config = loadConfig();
@@ -90,6 +100,8 @@ export function importCommand(program: Command, run: RunWrapper) {
               auth_username: opts.username,
               auth_password: password,
               lfs_url: opts.lfsUrl,
+              mirror: opts.mirror,
+              mirror_interval: opts.mirrorInterval,
             });
             process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
             const interrupted = () => void cancelImportJob(db, services.config, job).then(() => services.signals.emit('import-cancel', job.id));

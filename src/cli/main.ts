@@ -5,6 +5,7 @@ import { adminCommands } from './admin.ts';
 import { importCommand } from './import.ts';
 import { rotateKeyCommand } from './rotateKey.ts';
 import { webhookCommands } from './webhook.ts';
+import { mirrorCommand } from './mirror.ts';
 import { version } from '../version.ts';
 import { CliError, EXIT } from './common.ts';
 import { WharfError } from '../errors/wharfError.ts';
@@ -26,6 +27,7 @@ export async function main(argv: string[]): Promise<number> {
   importCommand(program, run);
   rotateKeyCommand(program, run);
   webhookCommands(program, run);
+  mirrorCommand(program, run);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
