@@ -44,7 +44,10 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   const rotated = await runCli(['rotate-key'], env);
   t.equal(rotated.code, 0, rotated.stderr);
   t.equal(rotated.stdout, '', 'a key kept in DATA_DIR is not printed');
-  t.match(rotated.stderr, /Re-encrypted 1 webhooks\.secret, 1 import_jobs\.credentials, 0 push_mirrors\.credentials, 0 repository_mirrors\.credentials with key id [0-9a-f]{8}/);
+  t.match(
+    rotated.stderr,
+    /Re-encrypted 1 webhooks\.secret, 1 import_jobs\.credentials, 0 push_mirrors\.credentials, 0 repository_mirrors\.credentials with key id [0-9a-f]{8}/,
+  );
   t.match(rotated.stderr, /copy that file into its DATA_DIR/, 'says what to do on the other nodes');
   const newKey = Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'hex');
   t.equal(newKey.length, 32);
