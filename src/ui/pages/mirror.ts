@@ -1,7 +1,6 @@
 import type { Context } from 'koa';
 import type { Mirror } from '../../mirrors/state.ts';
-import { formatInterval } from '../../mirrors/state.ts';
-import { NEVER } from '../../mirrors/sync.ts';
+import { formatInterval, NEVER } from '../../mirrors/state.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
 import { timeTag } from '../format.ts';
