@@ -15,6 +15,7 @@ const ROUTES: Array<[string, string, Record<string, unknown>?]> = [
   ['GET', '/api/v1/orgs/:org/repos'],
   ['GET', '/api/v1/repos/:org/:repo'],
   ['POST', '/api/v1/repos/import', { source: 'git', url: 'http://127.0.0.1:1/x.git', org: 'demo', name: 'imp' }],
+  ['POST', '/api/v1/repos/import', { source_url: 'http://127.0.0.1:1/x.git', target_org: 'demo', name: 'imp', mirror: true, mirror_interval: '8h' }],
   ['GET', '/api/v1/repos/import'],
   ['GET', '/api/v1/repos/import/:id'],
   ['DELETE', '/api/v1/repos/import/:id'],
@@ -53,6 +54,8 @@ const ROUTES: Array<[string, string, Record<string, unknown>?]> = [
   ['GET', '/api/v1/repos/:org/:repo/push-mirrors/:id'],
   ['POST', '/api/v1/repos/:org/:repo/push-mirrors/:id/sync'],
   ['DELETE', '/api/v1/repos/:org/:repo/push-mirrors/:id'],
+  ['POST', '/api/v1/repos/:org/:repo/mirror/sync'],
+  ['DELETE', '/api/v1/repos/:org/:repo/mirror'],
 ];
 
 const segment: Record<string, fc.Arbitrary<string>> = {

@@ -47,6 +47,7 @@ const TABLES = [
   'lfs_objects',
   'repository_lfs_objects',
   'push_mirrors',
+  'repository_mirrors',
 ];
 
 /** The content of every table a request could write, as one comparable string. */
