@@ -5,6 +5,7 @@ import { HEADER_STYLES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.t
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
 import { checkWebhookInput, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
+import { MASK, maskedHeaders } from '../webhooks/headers.ts';
 import { resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
 import { iso } from './present.ts';
@@ -19,6 +20,11 @@ const webhookProperties = {
   active: { type: 'boolean' },
   branch_filter: { type: ['string', 'null'] },
   header_style: { type: 'string', enum: HEADER_STYLES },
+  headers: {
+    type: 'object',
+    additionalProperties: { type: 'string', const: MASK },
+    description: 'The custom headers\' names, each with `"********"` for its value (values are never returned); `{}` when none.',
+  },
   created_at: TIME,
   updated_at: TIME,
   has_secret: { type: 'boolean', const: true },
@@ -39,6 +45,7 @@ const webhookRequired = [
   'active',
   'branch_filter',
   'header_style',
+  'headers',
   'created_at',
   'updated_at',
   'has_secret',
@@ -71,6 +78,7 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     active: hook.active,
     branch_filter: hook.branch_filter,
     header_style: hook.header_style,
+    headers: maskedHeaders(hook.header_names),
     created_at: iso(hook.created_at),
     updated_at: iso(hook.updated_at),
     has_secret: true,

@@ -8,6 +8,7 @@ import { nextStep, retryAfterMs } from './schedule.ts';
 import { deliveryHeaders } from './sign.ts';
 import { sendAttempt, target } from './send.ts';
 import { createIsolationGate } from './isolation.ts';
+import { openCustomHeaders } from '../webhooks/headers.ts';
 
 /** The error a parked delivery ends with: why, and what to do. */
 export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PARK_AFTER} times during its attempt; it will not be sent again by itself — redeliver it to try again`;
@@ -69,7 +70,7 @@ export function attemptMaker(o: {
       if (suspect && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
       o.metrics.inFlight += 1;
       try {
-        // Throws when the secret's key is not loaded (a rotation while this node ran): the
+        // Throws when the secret's (or the custom headers') key is not loaded (a rotation while this node ran): the
         // place is freed here, and the lease running out brings the delivery back.
         const signed = deliveryHeaders({
           guid: c.guid,
@@ -81,7 +82,12 @@ export function attemptMaker(o: {
           now: Date.now(),
           github: c.github,
         });
-        return { signed, outcome: await sendAttempt(o.agent, c.url, signed, c.body, o.config.webhookTimeoutMs) };
+        if (c.headers === null) return { signed, outcome: await sendAttempt(o.agent, c.url, signed, c.body, o.config.webhookTimeoutMs) };
+        // Custom headers go after Wharf's own (their names never clash: reserved ones are refused);
+        // the attempt records them with masked values.
+        const custom = openCustomHeaders(c.headers);
+        const outcome = await sendAttempt(o.agent, c.url, { ...signed, ...custom.send }, c.body, o.config.webhookTimeoutMs);
+        return { signed: { ...signed, ...custom.recorded }, outcome };
       } finally {
         o.metrics.inFlight -= 1;
       }

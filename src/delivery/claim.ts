@@ -8,7 +8,7 @@ import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
  * A claimed delivery with what its attempt needs: the number this attempt carries (one
  * more than the attempts recorded so far), the claim's token, and the body (the
  * delivery's own bytes for pings, else its event's) and the webhook's current URL,
- * secret and header style (read by the claim statement itself, so they cost no query).
+ * secret, header style and custom headers (read by the claim statement itself, so they cost no query).
  */
 export interface Claimed {
   id: number;
@@ -27,6 +27,8 @@ export interface Claimed {
   secret: string;
   /** True for a webhook of `header_style: "github"`: GitHub's header names are sent beside Wharf's. */
   github: boolean;
+  /** The webhook's custom headers, sealed (opened by openCustomHeaders, once per stored value); null when it has none. */
+  headers: string | null;
 }
 
 /** A row of the claim statement, as either driver gives it. */
@@ -44,6 +46,7 @@ interface ClaimRow {
   url: string | null;
   secret: string | null;
   header_style: string | null;
+  headers: string | null;
 }
 
 /**
@@ -106,6 +109,7 @@ export async function claimDue(
       url: r.url,
       secret: r.secret!, // there with the URL
       github: r.header_style === 'github',
+      headers: r.headers ?? null,
     });
   }
   return claimed;
@@ -142,7 +146,7 @@ const claimPostgres = (firstDue?: string) => `
       FROM due WHERE deliveries.id = due.id
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.event_id, deliveries.payload, deliveries.guid, deliveries.event,
               deliveries.attempts, deliveries.claims, deliveries.interruptions)
-  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style
+  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style, w.headers
     FROM claimed AS c
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
@@ -156,6 +160,7 @@ const claimSqlite = (firstDue?: string) => `
             CAST(COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS BLOB) AS body,
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
             (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret,
-            (SELECT w.header_style FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS header_style`;
+            (SELECT w.header_style FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS header_style,
+            (SELECT w.headers FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS headers`;
 const CLAIM_SQLITE = claimSqlite();
 const CLAIM_SQLITE_DELAYED = claimSqlite('@firstDue');

@@ -8,6 +8,7 @@ export interface SealedColumn {
 /** Every column whose values are sealed with SECRET_KEY: start-up checks them, `wharf rotate-key` re-seals them. */
 export const SEALED_COLUMNS: SealedColumn[] = [
   { table: 'webhooks', column: 'secret', purpose: 'webhooks.secret' },
+  { table: 'webhooks', column: 'headers', purpose: 'webhooks.headers' },
   { table: 'import_jobs', column: 'credentials', purpose: 'import_jobs.credentials' },
   { table: 'push_mirrors', column: 'credentials', purpose: 'push_mirrors.credentials' },
   { table: 'repository_mirrors', column: 'credentials', purpose: 'import_jobs.credentials' },

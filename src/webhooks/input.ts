@@ -6,6 +6,7 @@ import { parseDuration } from '../util/duration.ts';
 import { HEADER_STYLES, WEBHOOK_EVENTS } from './model.ts';
 import { checkTarget, MAX_URL_LENGTH } from './target.ts';
 import { validBranchFilter } from './match.ts';
+import { customHeaderProblems, HEADERS_FIELD } from './headers.ts';
 
 /** A webhook's fields as a caller sends them (SPEC §5.2); the web UI's form reads its bounds here too. */
 export const WEBHOOK_FIELDS = {
@@ -21,6 +22,7 @@ export const WEBHOOK_FIELDS = {
     enum: HEADER_STYLES,
     description: '`github`: every delivery also carries `X-GitHub-Event`, `X-GitHub-Delivery`, `X-GitHub-Hook-ID` and `X-Hub-Signature-256`.',
   },
+  headers: HEADERS_FIELD,
 } as const;
 
 /** A webhook to create: its URL at least. */
@@ -60,6 +62,7 @@ export async function checkWebhookInput(config: Config, fields: unknown): Promis
   if (typeof branchFilter === 'string' && !failed('branch_filter') && !validBranchFilter(branchFilter)) {
     problems.push({ path: '/branch_filter', message: 'is not a valid glob' });
   }
+  if (input.headers !== undefined && !failed('headers')) problems.push(...customHeaderProblems(input.headers));
   if (problems.length > 0) return { problems };
   const events: WebhookInput['events'] = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
   const contentType = input.content_type === undefined ? undefined : ('json' as const);

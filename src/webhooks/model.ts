@@ -22,6 +22,8 @@ export interface Webhook {
   active: boolean;
   branch_filter: string | null;
   header_style: HeaderStyle;
+  /** The names of its custom headers (their values stay sealed in the row, never read here). */
+  header_names: string[];
   created_at: number;
   updated_at: number;
 }
@@ -37,6 +39,8 @@ interface WebhookRow {
   active: DbBool;
   branch_filter: string | null;
   header_style: string;
+  /** JSON: the custom headers' names. */
+  header_names: string;
   created_at: DbInt;
   updated_at: DbInt;
 }
@@ -53,6 +57,7 @@ export function toWebhook(row: WebhookRow): Webhook {
     active: Boolean(row.active),
     branch_filter: row.branch_filter ?? null,
     header_style: row.header_style === 'github' ? 'github' : 'wharf',
+    header_names: JSON.parse(row.header_names ?? '[]'),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

@@ -6,6 +6,7 @@ import { isPostgres } from '../db/connect.ts';
 import { generateSecret, sealWebhookSecret } from './secret.ts';
 import { MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
 import { insertPing } from './ping.ts';
+import { sealCustomHeaders } from './headers.ts';
 import type { Repository } from '../domain/repos.ts';
 import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
@@ -56,6 +57,7 @@ export async function createWebhook(
           active: input.active ?? true,
           branch_filter: input.branch_filter ?? null,
           header_style: input.header_style ?? 'wharf',
+          ...sealCustomHeaders(config, input.headers ?? {}),
           created_at: now,
           updated_at: now,
         })
@@ -82,6 +84,8 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
   if (input.active !== undefined) patch.active = input.active;
   if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
   if (input.header_style !== undefined) patch.header_style = input.header_style;
+  // The whole set is replaced; `{}` removes every custom header.
+  if (input.headers !== undefined) Object.assign(patch, sealCustomHeaders(config, input.headers));
   try {
     const n = await db('webhooks').where('id', id).update(patch);
     if (n === 0) return undefined;
