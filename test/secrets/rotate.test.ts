@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { findOrg } from '../../src/domain/accounts.ts';
 import { createImportJob } from '../../src/import/jobs.ts';
 import { openSecrets } from '../../src/secrets/boot.ts';
+import { open } from '../../src/secrets/cipher.ts';
 import { freePort } from '../helpers/daemon.ts';
 import { startReceiver } from '../delivery/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -14,13 +15,14 @@ import { installation, openAll, serveOn } from './helpers.ts';
 
 const SECRET = 'rotate me ✓';
 const PASSWORD = 'import-password-rotate';
+const HEADER = 'Bearer custom-header-rotate';
 
 t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old key no longer opens or starts; deliveries still verify', async (t) => {
   const env = await installation(t);
   const rx = await startReceiver(t);
   const first = await serveOn(t, env);
   t.equal((await first.api('POST', '/api/v1/orgs/demo/repos', { name: 'app' })).status, 201);
-  const hook = await first.api('POST', '/api/v1/repos/demo/app/webhooks', { url: `${rx.url}/hook`, secret: SECRET });
+  const hook = await first.api('POST', '/api/v1/repos/demo/app/webhooks', { url: `${rx.url}/hook`, secret: SECRET, headers: { Authorization: HEADER } });
   t.equal(hook.status, 201, hook.text);
   rx.secrets.set(hook.body.id, SECRET);
   await waitFor(() => rx.received.length === 1, { what: 'the creation ping' });
@@ -46,7 +48,7 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   t.equal(rotated.stdout, '', 'a key kept in DATA_DIR is not printed');
   t.match(
     rotated.stderr,
-    /Re-encrypted 1 webhooks\.secret, 1 import_jobs\.credentials, 0 push_mirrors\.credentials, 0 repository_mirrors\.credentials with key id [0-9a-f]{8}/,
+    /Re-encrypted 1 webhooks\.secret, 1 webhooks\.headers, 1 import_jobs\.credentials, 0 push_mirrors\.credentials, 0 repository_mirrors\.credentials with key id [0-9a-f]{8}/,
   );
   t.match(rotated.stderr, /copy that file into its DATA_DIR/, 'says what to do on the other nodes');
   const newKey = Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'hex');
@@ -56,6 +58,13 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   t.notOk(fs.existsSync(`${keyFile}.new`), 'no staged key left behind');
   t.same(await openAll(env, newKey), { secrets: [SECRET], passwords: [PASSWORD], check: 'wharf secret key check' }, 'after: the new key opens everything');
   await t.rejects(openAll(env, oldKey), { name: 'SecretOpenError' }, 'the old key opens nothing');
+  {
+    const db = connect(env.DATABASE_URL);
+    const { headers } = await db('webhooks').where('id', hook.body.id).first('headers');
+    await db.destroy();
+    t.same(JSON.parse(open(newKey, 'webhooks.headers', headers)), { Authorization: HEADER }, 'the custom headers are re-sealed with the new key');
+    t.throws(() => open(oldKey, 'webhooks.headers', headers), { name: 'SecretOpenError' });
+  }
 
   const stale = await runCli(['serve'], { ...env, SECRET_KEY: oldKey.toString('hex') });
   t.equal(stale.code, 1, 'a node still given the old key refuses to start');
@@ -67,5 +76,10 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   t.ok(
     rx.received.every((r) => r.signatureOk),
     'signed with the same secret, before and after',
+  );
+  t.same(
+    rx.received.map((r) => r.headers.authorization),
+    [HEADER, HEADER],
+    'the custom header is sent before and after',
   );
 });
