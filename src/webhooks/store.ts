@@ -6,7 +6,7 @@ import { isPostgres } from '../db/connect.ts';
 import { generateSecret, sealWebhookSecret } from './secret.ts';
 import { MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
 import { insertPing } from './ping.ts';
-import { sealCustomHeaders } from './headers.ts';
+import { openCustomHeaders, sealCustomHeaders } from './headers.ts';
 import type { Repository } from '../domain/repos.ts';
 import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
@@ -94,6 +94,12 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
     throw err;
   }
   return findWebhook(db, id);
+}
+
+/** A webhook's custom headers, opened (for the web UI's form, which keeps a header whose value is left blank); {} when none. */
+export async function currentCustomHeaders(db: Db, id: number): Promise<Record<string, string>> {
+  const row = await db('webhooks').where('id', id).first('headers');
+  return row?.headers ? openCustomHeaders(row.headers).send : {};
 }
 
 /**

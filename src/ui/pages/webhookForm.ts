@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
 import { WEBHOOK_FIELDS } from '../../webhooks/input.ts';
+import { MAX_CUSTOM_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE } from '../../webhooks/headers.ts';
 
 /** The event types a webhook can subscribe to (SPEC §6), with the labels the form shows. */
 export const EVENT_TYPES: [string, string][] = [
@@ -24,10 +25,26 @@ export interface HookValues {
   branchFilter: string;
   /** `wharf` or `github` (anything else is named by the checker). */
   headerStyle: string;
+  /** Custom header rows: a name, a value (blank on an existing header: keep it), and whether to remove it. Values are never shown. */
+  headers: HeaderRow[];
+}
+
+/** One custom header row of the form. */
+export interface HeaderRow {
+  name: string;
+  value: string;
+  remove: boolean;
 }
 
 /** A webhook record (SPEC §5.1) as form values; the secret is never known here. */
-export function valuesFromRecord(record: { url: string; events: string[]; active: boolean; branch_filter: string | null; header_style: string }): HookValues {
+export function valuesFromRecord(record: {
+  url: string;
+  events: string[];
+  active: boolean;
+  branch_filter: string | null;
+  header_style: string;
+  header_names: string[];
+}): HookValues {
   const mode = record.events.includes('*') ? 'all' : record.events.length === 1 && record.events[0] === 'push' ? 'push' : 'select';
   return {
     url: record.url,
@@ -37,6 +54,7 @@ export function valuesFromRecord(record: { url: string; events: string[]; active
     active: record.active,
     branchFilter: record.branch_filter ?? '',
     headerStyle: record.header_style,
+    headers: record.header_names.map((name) => ({ name, value: '', remove: false })),
   };
 }
 
@@ -51,7 +69,19 @@ export function valuesFromForm(form: URLSearchParams): HookValues {
     active: form.get('active') === 'on',
     branchFilter: (form.get('branch_filter') ?? '').trim(),
     headerStyle: form.get('header_style') ?? 'wharf',
+    headers: headerRows(form),
   };
+}
+
+/** The custom header rows of a submitted form (`header_name`, `header_value`, and `header_remove` naming rows by index); blank rows dropped. */
+function headerRows(form: URLSearchParams): HeaderRow[] {
+  const names = form.getAll('header_name');
+  const values = form.getAll('header_value');
+  const removed = new Set(form.getAll('header_remove'));
+  return names
+    .slice(0, 100)
+    .map((name, i) => ({ name: name.trim(), value: values[i] ?? '', remove: removed.has(String(i)) }))
+    .filter((row) => row.name !== '' || row.value !== '');
 }
 
 /** The events a form's choice stands for. */
@@ -75,10 +105,13 @@ export function fieldErrors(details: { path: string; message: string }[], fallba
     branch_filter: 'branch_filter',
     content_type: 'content_type',
     header_style: 'header_style',
+    headers: 'headers',
   };
   for (const d of details) {
     const key = fields[d.path.split('/')[1] ?? ''] ?? '_';
-    (errors[key] ??= []).push(key === '_' && d.path !== '/' ? `${d.path} ${d.message}` : d.message);
+    // A custom header's problem names the header: `/headers/<name>`.
+    const header = key === 'headers' && d.path.split('/').length > 2 ? d.path.split('/').slice(2).join('/').replaceAll('~1', '/').replaceAll('~0', '~') : '';
+    (errors[key] ??= []).push(key === '_' && d.path !== '/' ? `${d.path} ${d.message}` : header ? `${header}: ${d.message}` : d.message);
   }
   if (Object.keys(errors).length === 0) errors._ = [fallback];
   return errors;
@@ -129,8 +162,33 @@ export function webhookForm(ctx: Context, action: string, values: HookValues, er
     <option value="github" ${values.headerStyle === 'github' ? html`selected` : ''}>Wharf's and GitHub's (also X-GitHub-Event, X-Hub-Signature-256 …), for receivers written for GitHub</option>
   </select>
   ${fieldError(errors, 'header_style')}
+  ${headersFieldset(values.headers, errors, editing)}
   <label class="choice"><input type="checkbox" name="active" ${checked(values.active)}> Active <span class="muted">— deliveries are sent when events happen</span></label>
   ${fieldError(errors, 'active')}
   <div class="actions"><button type="submit" class="primary">${editing ? 'Update webhook' : 'Add webhook'}</button></div>
 </form>`;
+}
+
+/**
+ * The custom headers: one row per header (name, value) and empty rows to add more, up
+ * to the limit. Values are never shown: on edit an existing header's value is blank,
+ * meaning "keep it", and its Remove box drops it. Rows are numbered for screen readers.
+ */
+function headersFieldset(rows: HeaderRow[], errors: FieldErrors, editing: boolean): SafeHtml {
+  const shown = [
+    ...rows,
+    ...Array.from({ length: Math.max(1, Math.min(2, MAX_CUSTOM_HEADERS - rows.length)) }, () => ({ name: '', value: '', remove: false })),
+  ];
+  const row = (r: HeaderRow, i: number) =>
+    html`<div class="header-row">
+      <input id="header_name_${i}" name="header_name" maxlength="${MAX_HEADER_NAME}" autocomplete="off" spellcheck="false" placeholder="Authorization" aria-label="Header ${i + 1} name" value="${r.name}" ${invalid(errors, 'headers')}>
+      <input id="header_value_${i}" name="header_value" type="password" maxlength="${MAX_HEADER_VALUE}" autocomplete="off" aria-label="Header ${i + 1} value" placeholder="${editing && r.name !== '' && i < rows.length ? 'unchanged' : 'value'}" value="">
+      ${editing && r.name !== '' && i < rows.length ? html`<label class="choice"><input type="checkbox" name="header_remove" value="${String(i)}" ${r.remove ? html`checked` : ''}> Remove <span class="sr-only">header ${r.name}</span></label>` : ''}
+    </div>`;
+  return html`<fieldset class="custom-headers">
+    <legend>Custom headers <span class="muted">(optional)</span></legend>
+    <p class="hint">Sent with every delivery, for example <code>Authorization</code> for a receiver behind a gateway. Values are stored encrypted and never shown again${editing ? '; leave a value blank to keep it' : ''}. At most ${MAX_CUSTOM_HEADERS}.</p>
+    ${shown.map(row)}
+    ${fieldError(errors, 'headers')}
+  </fieldset>`;
 }

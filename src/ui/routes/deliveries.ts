@@ -84,7 +84,7 @@ async function webhookPage(ctx: Context, services: Services) {
       head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
     },
     html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
-    <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}${hook.header_style === 'github' ? html` · GitHub's header names too` : ''}</p>
+    <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}${hook.header_style === 'github' ? html` · GitHub's header names too` : ''}${hook.header_names.length ? html` · custom headers ${hook.header_names.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`)}` : ''}</p>
     <div class="actions">
       <form method="post" action="${here}/ping" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Ping</button></form>
       <a class="button" href="${here}/edit">Edit</a><a class="button danger" href="${here}/delete">Delete</a>

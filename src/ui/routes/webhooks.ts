@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import type { Webhook } from '../../webhooks/model.ts';
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../../webhooks/store.ts';
+import { createWebhook, currentCustomHeaders, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../../webhooks/store.ts';
 import { checkWebhookInput, type WebhookInput } from '../../webhooks/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
@@ -86,15 +86,39 @@ function eventsLabel(events: string[]): string {
 }
 
 /** Checks the form's own choice, then the webhook's fields as the API checks them; the input for the store, or errors by field. */
-async function toInput(services: Services, values: HookValues, editing: boolean): Promise<{ input?: WebhookInput; errors?: FieldErrors }> {
+async function toInput(
+  services: Services,
+  values: HookValues,
+  editing: boolean,
+  current: Record<string, string> = {},
+): Promise<{ input?: WebhookInput; errors?: FieldErrors }> {
   const events = chosenEvents(values);
   if (events.length === 0) return { errors: { events: ['Choose at least one event.'] } };
+  const headers = formHeaders(values, current);
+  if (headers.errors) return { errors: headers.errors };
   const body: Record<string, unknown> = { url: values.url, content_type: 'json', events, active: values.active, header_style: values.headerStyle };
+  // On edit the form holds the whole set, so it replaces it; on create only when there is one.
+  if (editing || Object.keys(headers.set).length > 0) body.headers = headers.set;
   if (values.secret !== '') body.secret = values.secret;
   if (values.branchFilter !== '') body.branch_filter = values.branchFilter;
   else if (editing) body.branch_filter = null;
   const checked = await checkWebhookInput(services.config, body);
   return checked.problems ? { errors: fieldErrors(checked.problems, 'Validation failed') } : { input: checked.input };
+}
+
+/**
+ * The custom headers a form's rows stand for: removed rows dropped, a blank value on a
+ * header the webhook has (`current`, opened) kept. The checker judges names and values.
+ */
+function formHeaders(values: HookValues, current: Record<string, string>): { set: Record<string, string>; errors?: FieldErrors } {
+  const set: Record<string, string> = {};
+  for (const row of values.headers) {
+    if (row.remove) continue;
+    if (row.name === '') return { set, errors: { headers: ['A header with a value needs a name.'] } };
+    if (Object.hasOwn(set, row.name)) return { set, errors: { headers: [`${row.name} is named twice.`] } };
+    set[row.name] = row.value === '' && Object.hasOwn(current, row.name) ? current[row.name] : row.value;
+  }
+  return { set };
 }
 
 /** A refusal of the store (a duplicate URL, too many webhooks) as errors by field. */
@@ -179,7 +203,7 @@ export function webhookRoutes(router: Router, services: Services) {
       repo,
       crumbs,
       pageBase,
-      { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf' },
+      { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf', headers: [] },
       {},
       false,
     );
@@ -197,7 +221,7 @@ export function webhookRoutes(router: Router, services: Services) {
     const { repo, pageBase, crumbs } = await hookContext(ctx, services);
     const { id } = await hookOf(services, repo, ctx.params.id);
     const values = valuesFromForm(postedForm(ctx));
-    const { input, errors } = await toInput(services, values, true);
+    const { input, errors } = await toInput(services, values, true, await currentCustomHeaders(db, id));
     if (!input) return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, errors!, true);
     try {
       if (!(await updateWebhook(db, config, id, input))) throw new PageError(404, 'Not found', 'Webhook not found');
