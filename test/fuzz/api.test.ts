@@ -39,7 +39,11 @@ const ROUTES: Array<[string, string, Record<string, unknown>?]> = [
   ['GET', '/api/v1/repos/:org/:repo/pipelines/:id'],
   ['PATCH', '/api/v1/repos/:org/:repo/pipelines/:id', { status: 'completed', conclusion: 'success' }],
   ['POST', '/api/v1/repos/:org/:repo/agent-actions', { action: 'a', status: 'started' }],
-  ['POST', '/api/v1/repos/:org/:repo/webhooks', { url: 'http://127.0.0.1:9/h', secret: 's', events: ['push'], header_style: 'github', headers: { 'X-Token': 't' } }],
+  [
+    'POST',
+    '/api/v1/repos/:org/:repo/webhooks',
+    { url: 'http://127.0.0.1:9/h', secret: 's', events: ['push'], header_style: 'github', headers: { 'X-Token': 't' } },
+  ],
   ['GET', '/api/v1/repos/:org/:repo/webhooks'],
   ['GET', '/api/v1/repos/:org/:repo/webhooks/:id'],
   ['PATCH', '/api/v1/repos/:org/:repo/webhooks/:id', { active: false }],
