@@ -1,6 +1,6 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { Db } from '../db/connect.ts';
-import { findOrg, roleIn } from '../domain/accounts.ts';
+import { findOrg, orgById, roleIn } from '../domain/accounts.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { accessTo } from '../domain/access.ts';
 import { findWebhook } from '../webhooks/store.ts';
@@ -11,14 +11,26 @@ import { idParam } from './params.ts';
 import type { Access } from './context.ts';
 
 /**
- * Loads :id as ctx.state.webhook with its repository; the caller must own the repository
- * (404 when they cannot see it, so a private repository's hooks are never revealed).
+ * Loads :id as ctx.state.webhook with its repository (or, for an organization webhook,
+ * its organization); the caller must own the organization (404 when they cannot see the
+ * repository or are not in the organization, so a private repository's hooks are never
+ * revealed; 403 for a member).
  */
 function webhookAccess(db: Db): Middleware {
   return async function loadWebhook(ctx: Context, next: Next) {
     const id = idParam(ctx.params.id, 'Webhook not found');
     const hook = await findWebhook(db, id);
-    const repo = hook && (await repositoryById(db, hook.repository_id));
+    if (hook && hook.org_id !== null) {
+      const org = await orgById(db, hook.org_id);
+      const role = org && (await roleIn(db, org.id, ctx.state.user ?? null));
+      if (!org || !role) throw notFound('Webhook not found');
+      if (role !== 'owner') throw forbidden('Only organization owners may manage webhooks');
+      ctx.state.webhook = hook;
+      ctx.state.org = org;
+      await next();
+      return;
+    }
+    const repo = hook && hook.repository_id !== null ? await repositoryById(db, hook.repository_id) : undefined;
     if (!hook || !repo) throw notFound('Webhook not found');
     const access = await accessTo(db, repo, ctx.state.user ?? null);
     if (!access.read) throw notFound('Webhook not found');

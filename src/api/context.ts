@@ -43,7 +43,7 @@ export type StateFor<A extends Access> = A extends 'public'
   : { user: User } & (A extends `repo:${string}`
       ? { repo: Repository; access: RepoAccess }
       : A extends 'webhook:admin'
-        ? { repo: Repository; webhook: Webhook }
+        ? { webhook: Webhook } & ({ repo: Repository; org?: undefined } | { org: Org; repo?: undefined })
         : A extends `org:${string}`
           ? { org: Org }
           : object);

@@ -182,7 +182,7 @@ export const deliveryRoutes: Route[] = [
     answers: { 202: DeliverySchema },
     handler: async (_input, ctx, services) => {
       const { db, config } = services;
-      const id = await insertPing(db, config, ctx.state.repo, ctx.state.user, ctx.state.webhook);
+      const id = await insertPing(db, config, ctx.state.repo ?? ctx.state.org, ctx.state.user, ctx.state.webhook);
       notifyDeliveries(services);
       ctx.status = 202;
       ctx.body = presentDelivery(config.baseUrl, (await findDelivery(db, ctx.state.webhook.id, id))!);

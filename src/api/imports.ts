@@ -1,5 +1,5 @@
 import type { RouteContext } from './context.ts';
-import type { Services } from '../services.ts';
+import { notifyDeliveries, type Services } from '../services.ts';
 import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { cancelImportJob, createImportJob, findImportJob, listImportJobs, type ImportJob } from '../import/jobs.ts';
@@ -115,6 +115,7 @@ export const importRoutes: Route[] = [
     errors: [403, 409],
     handler: async ({ loaded: job }, ctx, { db, config, signals }) => {
       if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
+      notifyDeliveries({ signals });
       signals.emit('import-cancel', job.id);
       ctx.body = presentImportJob(config, (await findImportJob(db, job.id))!);
     },

@@ -11,6 +11,7 @@ import { pushRecordRoutes } from './pushRecords.ts';
 import { bulkIssueRoutes } from './bulkIssues.ts';
 import { importRoutes } from './imports.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { orgWebhookRoutes } from './orgWebhooks.ts';
 import { pushMirrorRoutes } from './pushMirrors.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { issueRoutes } from './issues.ts';
@@ -39,6 +40,7 @@ const GROUPS: Route[][] = [
   pipelineRoutes,
   agentActionRoutes,
   webhookRoutes,
+  orgWebhookRoutes,
   pushMirrorRoutes,
   deliveryRoutes,
 ];

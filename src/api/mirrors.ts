@@ -32,7 +32,7 @@ export const mirrorRoutes: Route[] = [
     answers: { 200: RepositorySchema },
     errors: [409],
     handler: async (_input, ctx, services) => {
-      await stopMirroring(services, ctx.state.repo);
+      await stopMirroring(services, ctx.state.repo, ctx.state.user);
       const repo = (await repositoryById(services.db, ctx.state.repo.id)) ?? ctx.state.repo;
       ctx.body = { ...presentRepository(services.config, repo), mirror: presentMirror(await findMirror(services.db, repo.id)) };
     },

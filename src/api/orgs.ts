@@ -1,3 +1,4 @@
+import { notifyDeliveries } from '../services.ts';
 import { createOrg, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { createRepository, findRepository, listRepositories } from '../domain/repos.ts';
 import { isValidName } from '../domain/names.ts';
@@ -77,11 +78,13 @@ export const orgRoutes: Route[] = [
     answers: { 201: RepositorySchema },
     errors: [409],
     headers: { 201: ['Location'] },
-    handler: async ({ body }, ctx, { db, config }) => {
+    handler: async ({ body }, ctx, services) => {
+      const { db, config } = services;
       const org = ctx.state.org;
       checkName(body.name);
       if (await findRepository(db, org.name, body.name)) throw conflict(`Repository ${org.name}/${body.name} already exists`);
-      const repo = await createRepository(db, config, { ...body, org });
+      const repo = await createRepository(db, config, { ...body, org }, ctx.state.user);
+      notifyDeliveries(services);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${org.name}/${repo.name}`);
       ctx.body = presentRepository(config, repo);

@@ -1,9 +1,11 @@
 import { presentMirror, presentRepository } from './present.ts';
+import { deleteRepository } from '../domain/repos.ts';
+import { notifyDeliveries } from '../services.ts';
 import { findMirror } from '../mirrors/state.ts';
 import { route, type Route } from './route.ts';
 import { RepositorySchema } from './schemas.ts';
 
-/** A single repository: GET /repos/{org}/{repo}. */
+/** A single repository: GET and DELETE /repos/{org}/{repo}. */
 export const repoRoutes: Route[] = [
   route({
     id: 'getRepository',
@@ -15,6 +17,20 @@ export const repoRoutes: Route[] = [
     answers: { 200: RepositorySchema },
     handler: async (_input, ctx, { config, db }) => {
       ctx.body = { ...presentRepository(config, ctx.state.repo), mirror: presentMirror(await findMirror(db, ctx.state.repo.id)) };
+    },
+  }),
+  route({
+    id: 'deleteRepository',
+    method: 'delete',
+    path: '/repos/{org}/{repo}',
+    summary: 'Delete a repository, its webhooks and their pending deliveries (raises `repository` deleted at organization webhooks)',
+    tag: 'repositories',
+    access: 'repo:admin',
+    answers: { 204: null },
+    handler: async (_input, ctx, services) => {
+      await deleteRepository(services.db, services.config, ctx.state.repo, ctx.state.user);
+      notifyDeliveries(services);
+      ctx.status = 204;
     },
   }),
 ];

@@ -57,6 +57,15 @@ export function repoParams<const K extends string>(key: K) {
   } as const;
 }
 
+/** The path parameters of an organization's route naming one id. */
+export function orgParams<const K extends string>(key: K) {
+  return {
+    type: 'object',
+    required: ['org', key],
+    properties: { org: PATH_NAME, [key]: ID } as { org: typeof PATH_NAME } & { [P in K]: typeof ID },
+  } as const;
+}
+
 /** The path parameters of a route naming one id. */
 export function idParams<const K extends string>(key: K) {
   return { type: 'object', required: [key], properties: { [key]: ID } as { [P in K]: typeof ID } } as const;

@@ -3,7 +3,7 @@ import { notifyDeliveries, type Services } from '../services.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { HEADER_STYLES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
-import { checkWebhookInput, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
+import { checkWebhookInput, orgOnlyEventProblems, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
 import { MASK, maskedHeaders } from '../webhooks/headers.ts';
 import { resultLabel, type Delivery } from '../webhooks/deliveries.ts';
@@ -55,10 +55,15 @@ const webhookRequired = [
 ] as const;
 
 /** The API form of a webhook (SPEC §5.1): never its secret. */
-const WebhookSchema = named('Webhook', { type: 'object', additionalProperties: false, required: webhookRequired, properties: webhookProperties } as const);
+export const WebhookSchema = named('Webhook', {
+  type: 'object',
+  additionalProperties: false,
+  required: webhookRequired,
+  properties: webhookProperties,
+} as const);
 
 /** A webhook just created: the only answer that ever carries a secret, and only one the server generated. */
-const WebhookCreatedSchema = named('WebhookCreated', {
+export const WebhookCreatedSchema = named('WebhookCreated', {
   type: 'object',
   additionalProperties: false,
   required: webhookRequired,
@@ -95,6 +100,12 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
   };
 }
 
+/** A repository webhook may not list `repository` or `import` (organization webhooks only, SPEC §5.4): 422. */
+function refuseOrgOnlyEvents(events: readonly string[] | undefined) {
+  const problems = orgOnlyEventProblems(events);
+  if (problems.length > 0) throw validationFailed(problems);
+}
+
 /** Loads the webhook of {id} in the repository loaded by the access rule, or 404. */
 async function hookOfRepo(params: { id: number }, ctx: RouteContext<'repo:admin'>, { db }: Services): Promise<Webhook> {
   const hook = await findWebhook(db, params.id);
@@ -103,7 +114,7 @@ async function hookOfRepo(params: { id: number }, ctx: RouteContext<'repo:admin'
 }
 
 /** The API forms of webhooks, each with its last delivery. */
-async function present({ db, config }: Services, hooks: Webhook[]) {
+export async function present({ db, config }: Services, hooks: Webhook[]) {
   const last = await lastDeliveries(
     db,
     hooks.map((h) => h.id),
@@ -129,6 +140,7 @@ export const webhookRoutes: Route[] = [
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
       const { input } = checked;
+      refuseOrgOnlyEvents(input.events);
       const created = await createWebhook(services.db, services.config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
       if (created.webhook.active) notifyDeliveries(services);
       ctx.status = 201;
@@ -168,6 +180,7 @@ export const webhookRoutes: Route[] = [
     handler: async ({ body, loaded: hook }, ctx, services) => {
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
+      refuseOrgOnlyEvents(checked.input.events);
       const updated = await updateWebhook(services.db, services.config, hook.id, checked.input);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];

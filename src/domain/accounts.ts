@@ -58,6 +58,12 @@ export async function findOrg(db: Db, name: string): Promise<Org | undefined> {
   return row ? { id: row.id, name: row.name, created_at: Number(row.created_at) } : undefined;
 }
 
+/** An organization by id, or undefined. */
+export async function orgById(db: Db, id: number): Promise<Org | undefined> {
+  const row = await db('orgs').where({ id }).first();
+  return row ? { id: Number(row.id), name: row.name, created_at: Number(row.created_at) } : undefined;
+}
+
 /** Adds a user to an organization, or changes their role if already a member. */
 export async function setMembership(db: Db, orgId: number, userId: number, role: Role): Promise<void> {
   await db('memberships').insert({ org_id: orgId, user_id: userId, role }).onConflict(['org_id', 'user_id']).merge({ role });

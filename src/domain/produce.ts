@@ -22,7 +22,7 @@ export async function withEvents<T>(services: Services, work: (trx: Knex.Transac
   const result = await services.db.transaction(async (trx) => {
     const value = await work(trx, (...more) => events.push(...more));
     if (events.length > 0) await recordEvents(trx, events);
-    for (const repositoryId of new Set(events.filter((e) => e.type === 'push').map((e) => e.repositoryId)))
+    for (const repositoryId of new Set(events.flatMap((e) => (e.type === 'push' && e.repositoryId !== null ? [e.repositoryId] : []))))
       mirrorsDue += await markPushMirrorsDue(trx, repositoryId);
     return value;
   });

@@ -8,6 +8,9 @@ import { alreadyExists } from '../errors/wharfError.ts';
 import type { Visibility } from './visibility.ts';
 import type { NewRepository } from './inputs/repos.ts';
 import { errorCode } from '../errors/thrown.ts';
+import { recordEvents } from '../events/outbox.ts';
+import { repositoryEvent } from './payloads/orgEvents.ts';
+import type { Sender } from './payloads/index.ts';
 
 export { VISIBILITIES, type Visibility } from './visibility.ts';
 
@@ -62,38 +65,51 @@ export async function listRepositories(db: Db, org: Org, user: User | null): Pro
 }
 
 /**
- * Creates a repository row and its bare Git repository. The row is written in a
+ * Creates a repository row and its bare Git repository, and raises `repository` created
+ * (SPEC §6, organization webhooks) in the same transaction. The row is written in a
  * transaction that commits only once the directory exists, so neither outlives a failure.
+ * Call notifyDeliveries() after.
  */
-export async function createRepository(db: Db, config: Config, input: NewRepository & { org: Org }): Promise<Repository> {
+export async function createRepository(db: Db, config: Config, input: NewRepository & { org: Org }, sender: Sender = null): Promise<Repository> {
   const dir = repoDir(config.reposDir, input.org.name, input.name);
   const defaultBranch = input.default_branch ?? 'main';
   const id = await db.transaction(async (trx) => {
     const now = Date.now();
-    const [row] = await trx('repositories')
-      .insert({
-        org_id: input.org.id,
-        name: input.name,
-        visibility: input.visibility ?? 'private',
-        default_branch: defaultBranch,
-        description: input.description ?? '',
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('id');
+    const fields = {
+      org_id: input.org.id,
+      name: input.name,
+      visibility: input.visibility ?? ('private' as const),
+      default_branch: defaultBranch,
+      description: input.description ?? '',
+      created_at: now,
+      updated_at: now,
+    };
+    const [row] = await trx('repositories').insert(fields).returning('id');
+    const id: number = Number(typeof row === 'object' ? row.id : row);
+    await recordEvents(trx, [repositoryEvent(config, 'created', { ...fields, id, org: input.org.name }, sender)]);
     try {
       await initBareRepository(dir, defaultBranch);
     } catch (err) {
       if (errorCode(err) === 'EEXIST') throw alreadyExists(`Repository directory ${input.org.name}/${input.name}.git already exists`);
       throw err;
     }
-    return typeof row === 'object' ? row.id : row;
+    return id;
   });
   return (await repositoryById(db, id))!;
 }
 
-/** Deletes a repository's row and its directory. */
-export async function deleteRepository(db: Db, config: Config, repo: Repository): Promise<void> {
-  await db('repositories').where('id', repo.id).delete();
+/**
+ * Deletes a repository (SPEC §6 `DELETE /repos/<org>/<repo>`): its row, with it (cascade)
+ * its webhooks, their deliveries and everything else of it, and raises `repository`
+ * deleted at the organization's webhooks in the same transaction; then its directory.
+ * Call notifyDeliveries() after.
+ */
+export async function deleteRepository(db: Db, config: Config, repo: Repository, sender: Sender): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('deliveries').whereIn('webhook_id', trx('webhooks').where('repository_id', repo.id).select('id')).where('status', 'pending').delete();
+    await trx('webhooks').where('repository_id', repo.id).delete();
+    await trx('repositories').where('id', repo.id).delete();
+    await recordEvents(trx, [repositoryEvent(config, 'deleted', repo, sender)]);
+  });
   await fs.rm(repoDir(config.reposDir, repo.org, repo.name), { recursive: true, force: true });
 }

@@ -39,7 +39,16 @@ export async function recordEvents(db: Knex | Knex.Transaction, events: NewEvent
     // Serialized one at a time, between turns of the event loop, and only when some webhook will send it.
     const payload = receivers[i].length > 0 ? serializePayload(e.type, e.payload, maxBytes) : null;
     if (payload !== null && payload.length > 65_536) await nextTurn();
-    rows.push({ repository_id: e.repositoryId, type: e.type, action: e.action ?? null, ref: e.ref ?? null, sender_id: e.senderId, payload, created_at: now });
+    rows.push({
+      repository_id: e.repositoryId,
+      ...(e.orgId === undefined ? {} : { org_id: e.orgId }),
+      type: e.type,
+      action: e.action ?? null,
+      ref: e.ref ?? null,
+      sender_id: e.senderId,
+      payload,
+      created_at: now,
+    });
     bytes += payload?.length ?? 0;
     if (rows.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
   }

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Services } from '../services.ts';
+import { notifyDeliveries, type Services } from '../services.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { errorCode } from '../errors/thrown.ts';
 import { checkGitmodules, copyRepository, copySize, countRefs } from './copy.ts';
@@ -53,8 +53,10 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // Its node died in every one of its last runs: most likely this job kills it. Ending it
     // here (never run again by itself) is what keeps a node from a crash loop.
     await fs.rm(tmp, { recursive: true, force: true });
-    if (await failJob(db, job.id, owner, parked))
+    if (await failJob(db, config, job.id, owner, parked)) {
+      notifyDeliveries(services);
       log.error({ import_id: job.id, source_url: job.source_url, interruptions: job.interruptions }, 'import parked');
+    }
     return;
   }
   const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
@@ -112,6 +114,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing },
       lfs.stored,
     );
+    notifyDeliveries(services);
     log.info(
       { import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length },
       'import succeeded',
@@ -158,7 +161,7 @@ function progressWriter(services: Services, job: ImportJob, owner: string, lease
 }
 
 async function settleFailure(
-  { db, config, log }: Services,
+  services: Services,
   job: ImportJob,
   owner: string,
   options: Required<RunnerOptions>,
@@ -167,6 +170,7 @@ async function settleFailure(
   credentials: Credentials | null,
   err: unknown,
 ): Promise<void> {
+  const { db, config, log } = services;
   const reason = signal.aborted ? (signal.reason as StopReason) : null;
   if (reason === 'shutdown') {
     // Given back as it stands; the next process resumes an incremental copy where it stopped.
@@ -196,6 +200,6 @@ async function settleFailure(
   else if (err instanceof GitRunError || err instanceof FinalizeError) message = err.message;
   else if (err instanceof GitAbortedError) message = 'stopped';
   else message = scrubSecrets(String((err as Error)?.message ?? err), credentials).slice(0, 1000);
-  await failJob(db, job.id, owner, message);
+  if (await failJob(db, config, job.id, owner, message)) notifyDeliveries(services);
   log.warn({ import_id: job.id, source_url: job.source_url, error: message }, 'import failed');
 }

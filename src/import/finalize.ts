@@ -9,6 +9,17 @@ import type { ImportJob } from './jobs.ts';
 import type { LfsPointer } from './lfsScan.ts';
 import type { MissingObject } from './lfsFetch.ts';
 import { insertMirror } from '../mirrors/state.ts';
+import type { Knex } from 'knex';
+import type { Repository } from '../domain/repos.ts';
+import { recordEvents } from '../events/outbox.ts';
+import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
+import { raiseImportEnded } from './events.ts';
+
+/** Who started an import job: the sender of the events its end raises (null when gone). */
+async function senderOf(trx: Knex.Transaction, jobId: number): Promise<{ id: number; login: string } | null> {
+  const row = await trx('import_jobs as j').join('users as u', 'u.id', 'j.created_by').where('j.id', jobId).first('u.id', 'u.login');
+  return row ? { id: Number(row.id), login: String(row.login) } : null;
+}
 
 /** Raised when the job can no longer finish here: canceled meanwhile, or the name was taken. Ends in the job's `error`, never in a request. */
 export class FinalizeError extends Error {
@@ -114,6 +125,21 @@ export async function finalizeImport(
         throw err;
       }
       await trx('import_jobs').where('id', job.id).update({ repository_id: id });
+      // Its `repository` created and `import` succeeded events (organization webhooks) commit with it.
+      const repo: Repository = {
+        id: Number(id),
+        org_id: job.target_org_id,
+        org: job.target_org,
+        name: job.name,
+        visibility: job.visibility,
+        default_branch: result.default_branch,
+        description: '',
+        created_at: now,
+        updated_at: now,
+      };
+      const sender = await senderOf(trx, job.id);
+      await recordEvents(trx, [repositoryEvent(config, 'created', repo, sender)]);
+      await raiseImportEnded(trx, config, job.id, 'succeeded', repo);
       // A mirror (SPEC §8.1.1) keeps its source and the credentials, still sealed, with the repository.
       if (job.mirror_interval_ms !== null) {
         await insertMirror(trx, {

@@ -14,6 +14,7 @@ import { sealCredentials } from '../secrets/credentials.ts';
 import { conflict, validationFailed, type WharfError } from '../errors/wharfError.ts';
 import type { ImportRequest } from './input.ts';
 import { DEFAULT_INTERVAL_MS, parseInterval } from '../mirrors/state.ts';
+import { raiseImportEnded } from './events.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -213,10 +214,15 @@ export async function listImportJobs(db: Db, user: User, options: { orgId?: numb
  */
 export async function cancelImportJob(db: Db, config: Config, job: ImportJob): Promise<boolean> {
   const now = Date.now();
-  const n = await db('import_jobs')
-    .where('id', job.id)
-    .whereNull('finished_at')
-    .update({ status: 'canceled', error: null, credentials: null, locked_by: null, lease_expires_at: null, finished_at: now, updated_at: now });
+  const n = await db.transaction(async (trx) => {
+    const changed = await trx('import_jobs')
+      .where('id', job.id)
+      .whereNull('finished_at')
+      .update({ status: 'canceled', error: null, credentials: null, locked_by: null, lease_expires_at: null, finished_at: now, updated_at: now });
+    // Its `import` canceled event (organization webhooks) commits with it.
+    if (changed > 0) await raiseImportEnded(trx, config, job.id, 'canceled');
+    return changed;
+  });
   if (n === 0) return false;
   // No runner held it: nobody else will clean up a copy left by an earlier attempt.
   if (!job.locked_by || (job.lease_expires_at ?? 0) < now) await fs.rm(jobTempDir(config, job.id), { recursive: true, force: true });

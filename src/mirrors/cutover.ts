@@ -1,4 +1,7 @@
-import type { Services } from '../services.ts';
+import { notifyDeliveries, type Services } from '../services.ts';
+import { recordEvents } from '../events/outbox.ts';
+import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
+import type { Sender } from '../domain/payloads/index.ts';
 import { isPostgres } from '../db/connect.ts';
 import { repoDir } from '../git/bare.ts';
 import type { Repository } from '../domain/repos.ts';
@@ -28,8 +31,9 @@ export async function queueSync(services: Services, repo: Repository): Promise<M
  * finds the row gone when it would write its updates, and stops (one running on this node
  * is aborted at once). Updates left by a sync whose node died are finished first (their
  * events recorded). The staged refs are removed. A 409 when the repository is not a mirror.
+ * Raises `repository` mirror_cutover (organization webhooks) in the transaction that deletes the row.
  */
-export async function stopMirroring(services: Services, repo: Repository): Promise<void> {
+export async function stopMirroring(services: Services, repo: Repository, sender: Sender = null): Promise<void> {
   const { db, config, log } = services;
   const self = nodeId(config.dataDir);
   const deadline = Date.now() + WAIT_FOR_MOVE_MS;
@@ -37,7 +41,15 @@ export async function stopMirroring(services: Services, repo: Repository): Promi
     const mirror = await findMirror(db, repo.id);
     if (!mirror) throw conflict(`${repo.org}/${repo.name} is not a mirror`);
     if (mirror.pending === null) {
-      if ((await db('repository_mirrors').where({ repository_id: repo.id }).whereNull('pending').delete()) > 0) break;
+      const cut = await db.transaction(async (trx) => {
+        const n = await trx('repository_mirrors').where({ repository_id: repo.id }).whereNull('pending').delete();
+        if (n > 0) await recordEvents(trx, [repositoryEvent(config, 'mirror_cutover', repo, sender)]);
+        return n > 0;
+      });
+      if (cut) {
+        notifyDeliveries(services);
+        break;
+      }
       continue;
     }
     const now = Date.now();

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import { repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
+import { organizationPayload, repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
 import type { NewEvent } from '../events/types.ts';
 import type { PushPayload } from '../domain/payloads/schemas/push.ts';
 import { repoDir } from '../git/bare.ts';
@@ -157,6 +157,7 @@ export async function buildPushEvents(
         // The head is listed by this event or an earlier one of the push: distinct only here.
         head_commit: head ? present(head, p.listed.includes(head.id)) : null,
         repository,
+        organization: organizationPayload(config, repo.org),
         sender: senderPayload(sender),
       } satisfies PushPayload,
     };

@@ -1,29 +1,49 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { NewEvent } from '../events/types.ts';
-import { toWebhook, type Webhook } from './model.ts';
+import { ORG_ONLY_EVENTS, toWebhook, type Webhook } from './model.ts';
 import { webhookWants } from './match.ts';
+
+/** Event types only organization webhooks receive (SPEC §5.4). */
+const ORG_ONLY: ReadonlySet<string> = new Set(ORG_ONLY_EVENTS);
 
 /**
  * The webhooks each event goes to, in the caller's transaction: active, wanting the type
  * (and branch), and, for an event recorded after the fact, existing when it happened.
- * One list per event, in order; an empty list means no webhook receives it.
+ * An event of a repository reaches its repository's webhooks and its organization's
+ * (SPEC §5.4: one delivery per webhook); `repository` and `import` events, the
+ * organization's webhooks only. One list per event, in order; an empty list means no
+ * webhook receives it.
  */
 export async function receiversOf(trx: Knex | Knex.Transaction, events: NewEvent[]): Promise<Webhook[][]> {
-  const repoIds = [...new Set(events.map((e) => e.repositoryId))];
+  const repoIds = [...new Set(events.flatMap((e) => (e.repositoryId === null ? [] : [e.repositoryId])))];
+  const orgOf = new Map<number, number>();
   const hooks = new Map<number, Webhook[]>();
+  const orgHooks = new Map<number, Webhook[]>();
   if (repoIds.length > 0) {
+    for (const row of await trx('repositories').whereIn('id', repoIds).select('id', 'org_id')) orgOf.set(Number(row.id), Number(row.org_id));
     for (const row of await trx('webhooks').whereIn('repository_id', repoIds).where('active', true)) {
       const hook = toWebhook(row);
-      hooks.set(hook.repository_id, [...(hooks.get(hook.repository_id) ?? []), hook]);
+      hooks.set(hook.repository_id!, [...(hooks.get(hook.repository_id!) ?? []), hook]);
     }
   }
-  return events.map((event) =>
-    (hooks.get(event.repositoryId) ?? []).filter(
+  const eventOrg = (e: NewEvent) => e.orgId ?? (e.repositoryId === null ? undefined : orgOf.get(e.repositoryId));
+  const orgIds = [...new Set(events.flatMap((e) => eventOrg(e) ?? []))];
+  if (orgIds.length > 0) {
+    for (const row of await trx('webhooks').whereIn('org_id', orgIds).where('active', true)) {
+      const hook = toWebhook(row);
+      orgHooks.set(hook.org_id!, [...(orgHooks.get(hook.org_id!) ?? []), hook]);
+    }
+  }
+  return events.map((event) => {
+    const org = eventOrg(event);
+    const ofOrg = org === undefined ? [] : (orgHooks.get(org) ?? []);
+    const candidates = ORG_ONLY.has(event.type) ? ofOrg : [...(event.repositoryId === null ? [] : (hooks.get(event.repositoryId) ?? [])), ...ofOrg];
+    return candidates.filter(
       // A webhook added after the event happened (while a push was being recorded) does not get it.
       (hook) => webhookWants(hook, event) && !(event.occurredAt !== undefined && hook.created_at > event.occurredAt),
-    ),
-  );
+    );
+  });
 }
 
 /**

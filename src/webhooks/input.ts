@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { ErrorDetail } from '../errors/wharfError.ts';
 import { compileDetails } from '../util/schema.ts';
 import { parseDuration } from '../util/duration.ts';
-import { HEADER_STYLES, WEBHOOK_EVENTS } from './model.ts';
+import { HEADER_STYLES, ORG_ONLY_EVENTS, WEBHOOK_EVENTS } from './model.ts';
 import { checkTarget, MAX_URL_LENGTH } from './target.ts';
 import { validBranchFilter } from './match.ts';
 import { customHeaderProblems, HEADERS_FIELD } from './headers.ts';
@@ -67,6 +67,13 @@ export async function checkWebhookInput(config: Config, fields: unknown): Promis
   const events: WebhookInput['events'] = input.events && (input.events.includes('*') ? ['*'] : [...new Set(input.events)]);
   const contentType = input.content_type === undefined ? undefined : ('json' as const);
   return { input: { ...input, url, content_type: contentType, branch_filter: branchFilter, events } };
+}
+
+/** For a repository webhook: `repository` and `import` are organization webhooks' events only (SPEC §5.4). */
+export function orgOnlyEventProblems(events: readonly string[] | undefined): ErrorDetail[] {
+  return (events ?? []).flatMap((e, i) =>
+    (ORG_ONLY_EVENTS as readonly string[]).includes(e) ? [{ path: `/events/${i}`, message: `${e} events are sent to organization webhooks only` }] : [],
+  );
 }
 
 /** A bulk redelivery's request (SPEC §5.2): the window of finished deliveries to send again. */

@@ -1,8 +1,11 @@
 import { EVENT_TYPES } from '../events/types.ts';
 import type { DbBool, DbInt } from '../db/rows.ts';
 
-/** The event names a webhook may list: the seven types of SPEC §6, or `*` for all of them. */
+/** The event names a webhook may list: the types of SPEC §6, or `*` for all of them. */
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, '*'] as const;
+
+/** The event types only an organization webhook may list (SPEC §5.4). */
+export const ORG_ONLY_EVENTS = ['repository', 'import'] as const;
 
 /** How a webhook's deliveries name their headers: Wharf's own, or GitHub's names beside them (SPEC §5.2). */
 export const HEADER_STYLES = ['wharf', 'github'] as const;
@@ -11,10 +14,16 @@ export type HeaderStyle = (typeof HEADER_STYLES)[number];
 /** At most this many webhooks per repository (SPEC §5.2). */
 export const MAX_WEBHOOKS_PER_REPOSITORY = 20;
 
+/** At most this many webhooks per organization (SPEC §5.4). */
+export const MAX_WEBHOOKS_PER_ORG = 20;
+
 /** A webhook row, parsed. `secret` stays inside the server: presenters never copy it. */
 export interface Webhook {
   id: number;
-  repository_id: number;
+  /** The repository of a repository webhook; null for an organization webhook. */
+  repository_id: number | null;
+  /** The organization of an organization webhook; null for a repository webhook. */
+  org_id: number | null;
   url: string;
   content_type: 'json';
   secret: string;
@@ -31,7 +40,8 @@ export interface Webhook {
 /** A `webhooks` row as either driver gives it. */
 interface WebhookRow {
   id: number;
-  repository_id: number;
+  repository_id: number | null;
+  org_id?: number | null;
   url: string;
   secret: string;
   /** JSON: the event names. */
@@ -49,7 +59,8 @@ interface WebhookRow {
 export function toWebhook(row: WebhookRow): Webhook {
   return {
     id: Number(row.id),
-    repository_id: Number(row.repository_id),
+    repository_id: row.repository_id === null ? null : Number(row.repository_id),
+    org_id: row.org_id === null || row.org_id === undefined ? null : Number(row.org_id),
     url: row.url,
     content_type: 'json',
     secret: row.secret,

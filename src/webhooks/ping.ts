@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import type { User } from '../domain/accounts.ts';
-import { repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
+import type { Org, User } from '../domain/accounts.ts';
+import { organizationPayload, repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
 import type { Webhook } from './model.ts';
 import type { PingPayload } from '../domain/payloads/schemas/ping.ts';
 
@@ -15,14 +15,27 @@ const ZEN = [
   'Approachable is better than simple.',
 ];
 
-/** The `ping` payload of SPEC §6: the hook as it is now, a zen line, repository and sender. */
-export function pingPayload(config: Config, repo: Repository, sender: User | null, hook: Webhook): PingPayload {
+/** Whom a webhook belongs to: a repository, or an organization (SPEC §5.4). */
+export type WebhookOwner = Repository | Org;
+
+/** Whether a webhook's owner is a repository (else an organization). */
+export function isRepository(owner: WebhookOwner): owner is Repository {
+  return 'default_branch' in owner;
+}
+
+/**
+ * The `ping` payload of SPEC §6: the hook as it is now, a zen line, repository and sender,
+ * and the organization; an organization webhook's ping has `repository: null` (as GitHub's).
+ */
+export function pingPayload(config: Config, owner: WebhookOwner, sender: User | null, hook: Webhook): PingPayload {
+  const repo = isRepository(owner) ? owner : null;
   return {
     event: 'ping',
     zen: ZEN[Math.floor(Math.random() * ZEN.length)],
     hook_id: hook.id,
     hook: { id: hook.id, url: hook.url, content_type: hook.content_type, events: hook.events as PingPayload['hook']['events'] },
-    repository: repositoryPayload(config, repo),
+    repository: repo && repositoryPayload(config, repo),
+    organization: organizationPayload(config, repo ? repo.org : owner.name),
     sender: senderPayload(sender),
   };
 }
@@ -32,12 +45,12 @@ export function pingPayload(config: Config, repo: Repository, sender: User | nul
  * its bytes are kept on the delivery itself as no event row stands behind it.
  * Returns the delivery id. Call notifyDeliveries() after the commit.
  */
-export async function insertPing(trx: Knex | Knex.Transaction, config: Config, repo: Repository, sender: User | null, hook: Webhook): Promise<number> {
+export async function insertPing(trx: Knex | Knex.Transaction, config: Config, owner: WebhookOwner, sender: User | null, hook: Webhook): Promise<number> {
   const now = Date.now();
   const [row] = await trx('deliveries')
     .insert({
       webhook_id: hook.id,
-      payload: JSON.stringify(pingPayload(config, repo, sender, hook)),
+      payload: JSON.stringify(pingPayload(config, owner, sender, hook)),
       guid: randomUUID(),
       event: 'ping',
       status: 'pending',

@@ -4,10 +4,9 @@ import { isUniqueViolation } from '../db/errors.ts';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import { generateSecret, sealWebhookSecret } from './secret.ts';
-import { MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
-import { insertPing } from './ping.ts';
+import { MAX_WEBHOOKS_PER_ORG, MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
+import { insertPing, isRepository, type WebhookOwner } from './ping.ts';
 import { openCustomHeaders, sealCustomHeaders } from './headers.ts';
-import type { Repository } from '../domain/repos.ts';
 import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
 import type { WebhookInput } from './input.ts';
@@ -20,6 +19,11 @@ export async function listWebhooks(db: Db, repositoryId: number): Promise<Webhoo
   return (await db('webhooks').where('repository_id', repositoryId).orderBy('id')).map(toWebhook);
 }
 
+/** The webhooks of an organization (SPEC §5.4), oldest first. */
+export async function listOrgWebhooks(db: Db, orgId: number): Promise<Webhook[]> {
+  return (await db('webhooks').where('org_id', orgId).orderBy('id')).map(toWebhook);
+}
+
 /** A webhook by its global id, or undefined. */
 export async function findWebhook(db: Db | Knex.Transaction, id: number): Promise<Webhook | undefined> {
   const row = await db('webhooks').where('id', id).first();
@@ -27,29 +31,34 @@ export async function findWebhook(db: Db | Knex.Transaction, id: number): Promis
 }
 
 /**
- * Creates a webhook (at most 20 per repository, one per URL) and, when it is active,
+ * Creates a webhook of a repository or of an organization (at most 20 per owner, one per URL) and, when it is active,
  * its first `ping` delivery in the same transaction. Returns the webhook and the secret,
  * which the caller shows once and never again. Call notifyDeliveries() after.
  */
 export async function createWebhook(
   db: Db,
   config: Config,
-  repo: Repository,
+  owner: WebhookOwner,
   sender: User,
   input: WebhookInput & { url: string },
 ): Promise<{ webhook: Webhook; secret: string }> {
   const secret = input.secret ?? generateSecret();
+  const ofRepo = isRepository(owner);
+  const [table, column, max, noun] = ofRepo
+    ? (['repositories', 'repository_id', MAX_WEBHOOKS_PER_REPOSITORY, 'repository'] as const)
+    : (['orgs', 'org_id', MAX_WEBHOOKS_PER_ORG, 'organization'] as const);
   const webhook = await db.transaction(async (trx) => {
-    // Serialize creations per repository on Postgres so the limit of 20 holds under races.
-    if (isPostgres(db)) await trx('repositories').where('id', repo.id).forUpdate().first('id');
-    const [{ count }] = await trx('webhooks').where('repository_id', repo.id).count({ count: '*' });
-    if (Number(count) >= MAX_WEBHOOKS_PER_REPOSITORY) throw refused('/', `a repository has at most ${MAX_WEBHOOKS_PER_REPOSITORY} webhooks`);
+    // Serialize creations per repository (or organization) on Postgres so the limit of 20 holds under races.
+    if (isPostgres(db)) await trx(table).where('id', owner.id).forUpdate().first('id');
+    const [{ count }] = await trx('webhooks').where(column, owner.id).count({ count: '*' });
+    if (Number(count) >= max) throw refused('/', `a ${noun} has at most ${max} webhooks`);
     const now = Date.now();
     let id: number;
     try {
       const [row] = await trx('webhooks')
         .insert({
-          repository_id: repo.id,
+          repository_id: ofRepo ? owner.id : null,
+          org_id: ofRepo ? null : owner.id,
           url: input.url,
           content_type: 'json',
           secret: sealWebhookSecret(config, secret),
@@ -64,12 +73,12 @@ export async function createWebhook(
         .returning('id');
       id = Number(typeof row === 'object' ? row.id : row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw refused('/url', 'this repository already has a webhook with this URL');
+      if (isUniqueViolation(err)) throw refused('/url', `this ${noun} already has a webhook with this URL`);
       throw err;
     }
     const hook = (await findWebhook(trx, id))!;
     // As GitHub does: a new active webhook is sent a ping at once.
-    if (hook.active) await insertPing(trx, config, repo, sender, hook);
+    if (hook.active) await insertPing(trx, config, owner, sender, hook);
     return hook;
   });
   return { webhook, secret };
@@ -90,7 +99,7 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
     const n = await db('webhooks').where('id', id).update(patch);
     if (n === 0) return undefined;
   } catch (err) {
-    if (isUniqueViolation(err)) throw refused('/url', 'this repository already has a webhook with this URL');
+    if (isUniqueViolation(err)) throw refused('/url', "this webhook's owner already has a webhook with this URL");
     throw err;
   }
   return findWebhook(db, id);

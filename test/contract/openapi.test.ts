@@ -77,7 +77,7 @@ t.test('GET /api/v1/openapi.json: valid OpenAPI 3.1, no token needed, the same a
   t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearerAuth.description });
 
   t.same(Object.keys(doc.webhooks).sort(), Object.keys(PAYLOAD_SCHEMAS).sort(), 'one webhook entry per event type');
-  t.same(Object.keys(doc.webhooks).sort(), ['agent', 'comment', 'issue', 'ping', 'pipeline', 'pull_request', 'push', 'release']);
+  t.same(Object.keys(doc.webhooks).sort(), ['agent', 'comment', 'import', 'issue', 'ping', 'pipeline', 'pull_request', 'push', 'release', 'repository']);
   for (const [type, entry] of Object.entries<any>(doc.webhooks)) {
     t.same(entry.post.requestBody.content['application/json'].schema, (PAYLOAD_SCHEMAS as any)[type], `${type}: its payload schema`);
     t.same(

@@ -63,7 +63,7 @@ function schemaRows(s: any, prefix = '', skip = new Set<string>()): string[] {
   });
 }
 
-const COMMON = new Set(['event', 'action', 'repository', 'sender']);
+const COMMON = new Set(['event', 'action', 'repository', 'organization', 'sender']);
 
 t.test('the guide lists exactly the fields of every schema, valid examples and the delivery headers', async (t) => {
   const ajv = new Ajv2020.default({ strict: true, allErrors: true, allowUnionTypes: true });
@@ -76,8 +76,12 @@ t.test('the guide lists exactly the fields of every schema, valid examples and t
     const check = ajv.compile(schema);
     t.ok(check(JSON.parse(example ?? 'null')), `${type}: the example is valid: ${ajv.errorsText(check.errors)}`);
   }
-  const { repository, sender } = PAYLOAD_SCHEMAS.issue.properties;
-  t.same(fieldTable('common'), ['`event` | string', '`action` | string', ...schemaRows({ properties: { repository, sender } })], 'the common fields');
+  const { repository, organization, sender } = PAYLOAD_SCHEMAS.issue.properties;
+  t.same(
+    fieldTable('common'),
+    ['`event` | string', '`action` | string', ...schemaRows({ properties: { repository, organization, sender } })],
+    'the common fields',
+  );
   const documented = [...DOC.matchAll(/^\| `([\w-]+)` \| (?:yes|only for a `whsec_` secret|only with `header_style: "github"`) \|/gm)].map((m) => m[1]);
   t.same(
     documented,

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Repository } from '../repos.ts';
-import type { RepositoryPayload, SenderPayload } from './schemas/common.ts';
+import type { OrganizationPayload, RepositoryPayload, SenderPayload } from './schemas/common.ts';
 
 /** The `repository` object every payload carries (SPEC §6). */
 export function repositoryPayload(config: Config, repo: Repository): RepositoryPayload {
@@ -18,4 +18,9 @@ export function repositoryPayload(config: Config, repo: Repository): RepositoryP
 /** The `sender` object every payload carries (SPEC §6). */
 export function senderPayload(user: { login: string } | null): SenderPayload {
   return { login: user?.login ?? 'ghost', type: 'User' };
+}
+
+/** The `organization` object every payload carries (SPEC §5.4: every repository belongs to one, as on GitHub for organization-owned repositories). */
+export function organizationPayload(config: Config, login: string): OrganizationPayload {
+  return { login, url: `${config.baseUrl}/${login}` };
 }

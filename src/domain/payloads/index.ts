@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { User } from '../accounts.ts';
 import type { Repository } from '../repos.ts';
-import { repositoryPayload, senderPayload } from './common.ts';
+import { organizationPayload, repositoryPayload, senderPayload } from './common.ts';
 import type { NewEvent } from '../../events/types.ts';
 import { agentPayload } from './agent.ts';
 import { commentPayload } from './comment.ts';
@@ -59,6 +59,13 @@ export function producerEvent<K extends ProducedType>(
     type,
     action,
     senderId: sender?.id ?? null,
-    payload: { event: type, action, ...build(config, repo, subject), repository: repositoryPayload(config, repo), sender: senderPayload(sender) },
+    payload: {
+      event: type,
+      action,
+      ...build(config, repo, subject),
+      repository: repositoryPayload(config, repo),
+      organization: organizationPayload(config, repo.org),
+      sender: senderPayload(sender),
+    },
   };
 }

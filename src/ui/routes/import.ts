@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Services } from '../../services.ts';
+import { notifyDeliveries, type Services } from '../../services.ts';
 import type { User } from '../../domain/accounts.ts';
 import { orgsOf } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
@@ -226,6 +226,7 @@ export function importRoutes(router: Router, services: Services) {
     if (!(await cancelImportJob(services.db, services.config, job)))
       return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
     services.signals.emit('import-cancel', id);
+    notifyDeliveries(services);
     redirectWithFlash(ctx, `/-/import/${id}`, 'Import canceled.');
   });
 }

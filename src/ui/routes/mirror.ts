@@ -48,7 +48,7 @@ export function mirrorRoutes(router: Router, services: Services) {
   router.post(`${base}/stop`, async (ctx) => {
     const { repo, base } = await mirrorContext(ctx, services);
     try {
-      await stopMirroring(services, repo.repository);
+      await stopMirroring(services, repo.repository, requireUser(ctx));
     } catch (err) {
       if (err instanceof WharfError && err.code === 'conflict') return redirectWithFlash(ctx, base, err.message, 'error');
       throw err;

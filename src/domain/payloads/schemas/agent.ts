@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { idSchema, repositorySchema, senderSchema, shaSchema, type BodyOf } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema, shaSchema, type BodyOf } from './common.ts';
 
 /** The `agent` event's actions (SPEC §6). */
 export const AGENT_ACTIONS = ['performed'] as const;
@@ -10,7 +10,7 @@ export const agentPayloadSchema = {
   description: 'An automated agent reported an action it performed.',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'action', 'agent', 'repository', 'sender'],
+  required: ['event', 'action', 'agent', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'agent' },
     action: { type: 'string', enum: AGENT_ACTIONS },
@@ -34,6 +34,7 @@ export const agentPayloadSchema = {
       },
     },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { idSchema, repositorySchema, senderSchema, userLoginSchema, type BodyOf } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema, userLoginSchema, type BodyOf } from './common.ts';
 
 /** The `comment` event's actions (SPEC §6). */
 export const COMMENT_ACTIONS = ['created', 'edited', 'deleted'] as const;
@@ -10,7 +10,7 @@ export const commentPayloadSchema = {
   description: 'A comment on an issue or a pull request was created, edited or deleted.',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'action', 'comment', 'issue', 'repository', 'sender'],
+  required: ['event', 'action', 'comment', 'issue', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'comment' },
     action: { type: 'string', enum: COMMENT_ACTIONS },
@@ -37,6 +37,7 @@ export const commentPayloadSchema = {
       },
     },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

@@ -30,6 +30,17 @@ export const repositorySchema = {
   },
 } as const;
 
+/** The `organization` object of every payload: the organization of the repository (SPEC §5.4). */
+export const organizationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['login', 'url'],
+  properties: {
+    login: { type: 'string', description: 'The organization name.' },
+    url: { type: 'string', format: 'uri', description: 'The organization page.' },
+  },
+} as const;
+
 /** The `sender` object of every payload: who caused the event (`ghost` when the account is gone). */
 export const senderSchema = {
   type: 'object',
@@ -62,7 +73,7 @@ export const commitSchema = {
 } as const;
 
 /** The fields every payload has; builders return the rest. */
-export type CommonField = 'event' | 'action' | 'repository' | 'sender';
+export type CommonField = 'event' | 'action' | 'repository' | 'organization' | 'sender';
 
 /** The type of a payload schema's fields beyond the common ones: what a builder returns. */
 export type BodyOf<S extends JSONSchema> = Omit<FromSchema<S>, CommonField>;
@@ -75,3 +86,6 @@ export type SenderPayload = FromSchema<typeof senderSchema>;
 
 /** A push commit's type. */
 export type CommitPayload = FromSchema<typeof commitSchema>;
+
+/** The `organization` object's type. */
+export type OrganizationPayload = FromSchema<typeof organizationSchema>;

@@ -8,6 +8,8 @@ import { pipelinePayloadSchema } from './pipeline.ts';
 import { pullRequestPayloadSchema } from './pullRequest.ts';
 import { pushPayloadSchema } from './push.ts';
 import { releasePayloadSchema } from './release.ts';
+import { repositoryPayloadSchema } from './repository.ts';
+import { importPayloadSchema } from './importJob.ts';
 
 export { DELIVERY_HEADERS, type DeliveryHeader } from './headers.ts';
 
@@ -26,6 +28,8 @@ export const PAYLOAD_SCHEMAS = {
   release: releasePayloadSchema,
   pipeline: pipelinePayloadSchema,
   agent: agentPayloadSchema,
+  repository: repositoryPayloadSchema,
+  import: importPayloadSchema,
   ping: pingPayloadSchema,
 } as const satisfies Record<EventType | 'ping', JSONSchema>;
 

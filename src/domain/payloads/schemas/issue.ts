@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { idSchema, repositorySchema, senderSchema, type BodyOf } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema, type BodyOf } from './common.ts';
 
 /** The `issue` event's actions (SPEC §6). */
 export const ISSUE_ACTIONS = ['opened', 'edited', 'closed', 'reopened'] as const;
@@ -10,7 +10,7 @@ export const issuePayloadSchema = {
   description: 'An issue was opened, edited, closed or reopened.',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'action', 'issue', 'repository', 'sender'],
+  required: ['event', 'action', 'issue', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'issue' },
     action: { type: 'string', enum: ISSUE_ACTIONS },
@@ -29,6 +29,7 @@ export const issuePayloadSchema = {
       },
     },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

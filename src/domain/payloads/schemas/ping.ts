@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { EVENT_TYPES } from '../../../events/types.ts';
-import { idSchema, repositorySchema, senderSchema } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema } from './common.ts';
 
 /** The `ping` payload: sent by the ping endpoint and when an active webhook is created. */
 export const pingPayloadSchema = {
@@ -8,7 +8,7 @@ export const pingPayloadSchema = {
   description: 'Sent when a webhook is created (active) and by the ping endpoint, to that webhook alone, whatever its events.',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'zen', 'hook_id', 'hook', 'repository', 'sender'],
+  required: ['event', 'zen', 'hook_id', 'hook', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'ping' },
     zen: { type: 'string', description: 'A random line of wisdom.' },
@@ -25,7 +25,8 @@ export const pingPayloadSchema = {
         events: { type: 'array', minItems: 1, items: { type: 'string', enum: [...EVENT_TYPES, '*'] } },
       },
     },
-    repository: repositorySchema,
+    repository: { anyOf: [repositorySchema, { type: 'null' }], description: 'The repository of a repository webhook; null for an organization webhook.' },
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

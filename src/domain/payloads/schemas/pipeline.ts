@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { idSchema, repositorySchema, senderSchema, shaSchema, type BodyOf } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema, shaSchema, type BodyOf } from './common.ts';
 
 /** The `pipeline` event's actions (SPEC §6). */
 export const PIPELINE_ACTIONS = ['status_changed'] as const;
@@ -13,7 +13,7 @@ export const pipelinePayloadSchema = {
   description: 'A pipeline was reported or its status changed.',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'action', 'pipeline', 'repository', 'sender'],
+  required: ['event', 'action', 'pipeline', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'pipeline' },
     action: { type: 'string', enum: PIPELINE_ACTIONS },
@@ -32,6 +32,7 @@ export const pipelinePayloadSchema = {
       },
     },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

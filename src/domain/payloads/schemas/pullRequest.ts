@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { idSchema, repositorySchema, senderSchema, shaSchema, userLoginSchema, type BodyOf } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema, shaSchema, userLoginSchema, type BodyOf } from './common.ts';
 
 /** The `pull_request` event's actions (SPEC §6). */
 export const PULL_REQUEST_ACTIONS = ['opened', 'edited', 'closed', 'reopened', 'synchronize'] as const;
@@ -18,7 +18,7 @@ export const pullRequestPayloadSchema = {
   description: 'A pull request was opened, edited, closed (merged or not), reopened, or its head branch was pushed to (`synchronize`).',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'action', 'number', 'pull_request', 'repository', 'sender'],
+  required: ['event', 'action', 'number', 'pull_request', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'pull_request' },
     action: { type: 'string', enum: PULL_REQUEST_ACTIONS },
@@ -41,6 +41,7 @@ export const pullRequestPayloadSchema = {
       },
     },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { commitSchema, repositorySchema, senderSchema, shaSchema } from './common.ts';
+import { commitSchema, organizationSchema, repositorySchema, senderSchema, shaSchema } from './common.ts';
 
 /** The `push` payload: one branch or tag a push (or a merge, or a mirror sync) changed. */
 export const pushPayloadSchema = {
@@ -7,7 +7,21 @@ export const pushPayloadSchema = {
   description: 'A branch or tag was created, moved or deleted: one event per ref a `git push` changes, and the push of a pull-request merge.',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'ref', 'before', 'after', 'created', 'deleted', 'forced', 'commits', 'total_commits', 'head_commit', 'repository', 'sender'],
+  required: [
+    'event',
+    'ref',
+    'before',
+    'after',
+    'created',
+    'deleted',
+    'forced',
+    'commits',
+    'total_commits',
+    'head_commit',
+    'repository',
+    'organization',
+    'sender',
+  ],
   properties: {
     event: { type: 'string', const: 'push' },
     ref: { type: 'string', pattern: '^refs/(heads|tags)/.+$', description: 'The full ref name, e.g. `refs/heads/main` or `refs/tags/v1.0`.' },
@@ -25,6 +39,7 @@ export const pushPayloadSchema = {
     total_commits: { type: 'integer', minimum: 0, description: 'Every new commit reachable from this ref, listed here or not.' },
     head_commit: { ...commitSchema, type: ['object', 'null'], description: 'The commit the ref now points at (peeled for a tag); null when deleted.' },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { idSchema, repositorySchema, senderSchema, userLoginSchema, type BodyOf } from './common.ts';
+import { idSchema, organizationSchema, repositorySchema, senderSchema, userLoginSchema, type BodyOf } from './common.ts';
 
 /** The `release` event's actions (SPEC §6). */
 export const RELEASE_ACTIONS = ['published'] as const;
@@ -10,7 +10,7 @@ export const releasePayloadSchema = {
   description: 'A release was published (a draft raises nothing).',
   type: 'object',
   additionalProperties: false,
-  required: ['event', 'action', 'release', 'repository', 'sender'],
+  required: ['event', 'action', 'release', 'repository', 'organization', 'sender'],
   properties: {
     event: { type: 'string', const: 'release' },
     action: { type: 'string', enum: RELEASE_ACTIONS },
@@ -31,6 +31,7 @@ export const releasePayloadSchema = {
       },
     },
     repository: repositorySchema,
+    organization: organizationSchema,
     sender: senderSchema,
   },
 } as const;
