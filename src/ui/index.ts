@@ -10,7 +10,7 @@ import { authRoutes } from './routes/auth.ts';
 import { homeRoutes } from './routes/home.ts';
 import { importRoutes } from './routes/import.ts';
 import { repoRoutes } from './routes/repo.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
+import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { mirrorRoutes } from './routes/mirror.ts';
 
@@ -52,6 +52,8 @@ export const uiMount: Mount = (app, services: Services) => {
   // Fixed /-/ paths first: they would otherwise match /:org/:repo.
   authRoutes(router, services);
   importRoutes(router, services);
+  webhookRoutes(router, services, ORG_HOOKS);
+  deliveryRoutes(router, services, ORG_HOOKS);
   homeRoutes(router, services);
   repoRoutes(router, services);
   webhookRoutes(router, services);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { startWharf, buildUser, buildRepo, type TestLike, type TestWharf } from '../helpers/wharf.ts';
+import type { Test } from 'tap';
+import { startWharf, buildUser, buildRepo, type TestWharf } from '../helpers/wharf.ts';
 import { startReceiver, type Received } from '../delivery/receiver.ts';
 import { buildWebhook } from '../delivery/build.ts';
 import { gitClient, repoUrl } from '../helpers/git.ts';
@@ -16,14 +17,14 @@ import { createOrg } from '../../src/domain/accounts.ts';
 // through a real server, a real receiver, real git pushes and a real git daemon source.
 
 const env = { WEBHOOK_ALLOWED_HOSTS: 'loopback', IMPORT_ALLOWED_HOSTS: 'loopback' };
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
+const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+addFormats.default(ajv);
 const validators = Object.fromEntries(Object.entries(PAYLOAD_SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]));
 
 const json = (r: Received) => JSON.parse(r.body.toString('utf8'));
 
 /** Checks each received body against its event's payload schema and its signature. */
-function checkContract(t: TestLike & { ok: (v: unknown, m?: string) => void }, received: Received[]) {
+function checkContract(t: Test, received: Received[]) {
   for (const r of received) {
     const validate = validators[r.event];
     t.ok(validate?.(json(r)), `${r.event} payload matches its schema ${JSON.stringify(validate?.errors ?? null)}`);
@@ -31,7 +32,7 @@ function checkContract(t: TestLike & { ok: (v: unknown, m?: string) => void }, r
   }
 }
 
-async function setup(t: TestLike & { ok: (v: unknown, m?: string) => void }) {
+async function setup(t: Test) {
   const w = await startWharf(t, { env });
   const db = w.running.services.db;
   await createOrg(db, 'acme');

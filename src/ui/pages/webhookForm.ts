@@ -15,6 +15,12 @@ export const EVENT_TYPES: [string, string][] = [
   ['agent', 'Agent actions'],
 ];
 
+/** The event types only organization webhooks offer (SPEC §5.4). */
+export const ORG_EVENT_TYPES: [string, string][] = [
+  ['repository', 'Repositories created, deleted or cut over'],
+  ['import', 'Imports ended'],
+];
+
 /** What the webhook form holds, whether it came from a record or a submitted form. */
 export interface HookValues {
   url: string;
@@ -65,7 +71,7 @@ export function valuesFromForm(form: URLSearchParams): HookValues {
     url: (form.get('url') ?? '').trim(),
     secret: form.get('secret') ?? '',
     mode: mode === 'all' || mode === 'select' ? mode : 'push',
-    events: form.getAll('events').filter((e) => EVENT_TYPES.some(([type]) => type === e)),
+    events: form.getAll('events').filter((e) => [...EVENT_TYPES, ...ORG_EVENT_TYPES].some(([type]) => type === e)),
     active: form.get('active') === 'on',
     branchFilter: (form.get('branch_filter') ?? '').trim(),
     headerStyle: form.get('header_style') ?? 'wharf',
@@ -126,7 +132,14 @@ function invalid(errors: FieldErrors, field: string): SafeHtml | '' {
 }
 
 /** The add/edit webhook form; `editing` changes the secret's meaning (blank keeps the current one). */
-export function webhookForm(ctx: Context, action: string, values: HookValues, errors: FieldErrors, editing: boolean): SafeHtml {
+export function webhookForm(
+  ctx: Context,
+  action: string,
+  values: HookValues,
+  errors: FieldErrors,
+  editing: boolean,
+  eventTypes: [string, string][] = EVENT_TYPES,
+): SafeHtml {
   const checked = (on: boolean) => (on ? html`checked` : '');
   const general = errors._ ? html`<div class="flash error" role="alert"><ul>${errors._.map((e) => html`<li>${e}</li>`)}</ul></div>` : '';
   return html`<form method="post" action="${action}" class="stack hook-form">
@@ -147,7 +160,7 @@ export function webhookForm(ctx: Context, action: string, values: HookValues, er
     <label class="choice"><input type="radio" name="mode" value="push" ${checked(values.mode === 'push')}> Just the push event</label>
     <label class="choice"><input type="radio" name="mode" value="all" ${checked(values.mode === 'all')}> Send me everything</label>
     <label class="choice"><input type="radio" name="mode" value="select" id="mode-select" ${checked(values.mode === 'select')}> Let me select individual events</label>
-    <div class="event-boxes">${EVENT_TYPES.map(
+    <div class="event-boxes">${eventTypes.map(
       ([type, label]) =>
         html`<label class="choice"><input type="checkbox" name="events" value="${type}" ${checked(values.events.includes(type))}> ${label} <code>${type}</code></label>`,
     )}</div>

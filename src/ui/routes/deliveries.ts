@@ -55,8 +55,9 @@ function cursorId(cursor: string): number {
 /** A webhook's page: its counts and recent deliveries (filtered by result, paged), each unfolding to request, response and attempts. */
 async function webhookPage(ctx: Context, services: Services) {
   const { db } = services;
-  const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-  const hook = await hookOf(services, repo, ctx.params.id);
+  const scope = await hookContext(ctx, services);
+  const { pageBase, crumbs } = scope;
+  const hook = await hookOf(services, scope, ctx.params.id);
   const id = hook.id;
   const status =
     typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
@@ -111,24 +112,26 @@ function bulkRedeliverForm(ctx: Context, here: string) {
 }
 
 /** A webhook's page (counts, recent deliveries unfolding to request and response), Ping and Redeliver. */
-export function deliveryRoutes(router: Router, services: Services) {
+export function deliveryRoutes(router: Router, services: Services, hooks = '/:org/:repo/settings/hooks') {
   const { db, config } = services;
-  const base = '/:org/:repo/settings/hooks/:id';
+  const base = `${hooks}/:id`;
 
   router.get(base, (ctx) => webhookPage(ctx, services));
 
   router.post(`${base}/ping`, async (ctx) => {
-    const { user, repo, pageBase } = await hookContext(ctx, services);
-    const hook = await hookOf(services, repo, ctx.params.id); // the webhook must belong to this repository
+    const scope = await hookContext(ctx, services);
+    const { user, pageBase } = scope;
+    const hook = await hookOf(services, scope, ctx.params.id); // the webhook must belong to this repository (or organization)
     const id = hook.id;
-    await insertPing(db, config, repo.repository, user, hook);
+    await insertPing(db, config, scope.owner, user, hook);
     notifyDeliveries(services);
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Ping sent.');
   });
 
   router.post(`${base}/deliveries/:did/redeliver`, async (ctx) => {
-    const { repo, pageBase } = await hookContext(ctx, services);
-    const { id } = await hookOf(services, repo, ctx.params.id);
+    const scope = await hookContext(ctx, services);
+    const { pageBase } = scope;
+    const { id } = await hookOf(services, scope, ctx.params.id);
     const did = ctx.params.did;
     if (!/^[1-9]\d{0,15}$/.test(did)) throw new PageError(404, 'Not found', 'No such delivery.');
     const original = await findDelivery(db, id, Number(did));
@@ -140,8 +143,9 @@ export function deliveryRoutes(router: Router, services: Services) {
   });
 
   router.post(`${base}/redeliver`, async (ctx) => {
-    const { repo, pageBase } = await hookContext(ctx, services);
-    const { id } = await hookOf(services, repo, ctx.params.id);
+    const scope = await hookContext(ctx, services);
+    const { pageBase } = scope;
+    const { id } = await hookOf(services, scope, ctx.params.id);
     const form = postedForm(ctx);
     const until = (form.get('until') ?? '').trim();
     const now = Date.now();

@@ -5,7 +5,7 @@ import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { readerFor, type RepoRecord } from '../reader.ts';
 import { plural } from '../format.ts';
-import { orgsOf } from '../../domain/accounts.ts';
+import { findOrg, orgsOf, roleIn } from '../../domain/accounts.ts';
 
 /** A repository's visibility as a small coloured label. */
 export function visibilityBadge(visibility: string) {
@@ -49,13 +49,17 @@ export function homeRoutes(router: Router, services: Services) {
   router.get('/:org', async (ctx) => {
     const org = ctx.params.org;
     const repos = await readerFor(ctx, services).orgRepos(org);
+    // Its owners manage the organization's webhooks (SPEC §5.4).
+    const found = await findOrg(services.db, org);
+    const user = ui(ctx).user;
+    const owner = found && user ? (await roleIn(services.db, found.id, user)) === 'owner' : false;
     const list = repos.length
       ? html`<ul class="list">${repos.map(repoRow)}</ul>`
       : html`<p class="empty">No repositories you can see. ${ui(ctx).user ? html`<a href="/-/import?org=${org}">Import one</a> or push to <code>${services.config.baseUrl}/${org}/&lt;name&gt;.git</code>.` : ''}</p>`;
     renderPage(
       ctx,
       { title: org, crumbs: [{ label: org }] },
-      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span></div>
+      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span>${owner ? html`<a class="button" href="/-/orgs/${org}/settings/hooks">Webhooks</a>` : ''}</div>
       <section class="card">${list}</section>`,
     );
   });

@@ -3,19 +3,31 @@ import type { Context } from 'koa';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import type { Webhook } from '../../webhooks/model.ts';
-import { createWebhook, currentCustomHeaders, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../../webhooks/store.ts';
-import { checkWebhookInput, type WebhookInput } from '../../webhooks/input.ts';
+import { createWebhook, currentCustomHeaders, deleteWebhook, findWebhook, listOrgWebhooks, listWebhooks, updateWebhook } from '../../webhooks/store.ts';
+import type { WebhookOwner } from '../../webhooks/ping.ts';
+import { findOrg, roleIn, type User } from '../../domain/accounts.ts';
+import { checkWebhookInput, orgOnlyEventProblems, type WebhookInput } from '../../webhooks/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
 import { resultLabel } from '../../webhooks/deliveries.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
-import { html } from '../html.ts';
+import { html, type SafeHtml } from '../html.ts';
 import { csrfField, renderPage, type Crumb } from '../layout.ts';
 import { timeTag } from '../format.ts';
 import { repoHeader } from './repo.ts';
-import { chosenEvents, fieldErrors, valuesFromForm, valuesFromRecord, webhookForm, type FieldErrors, type HookValues } from '../pages/webhookForm.ts';
-import { readerFor, type RepoRecord, type SeenRepo } from '../reader.ts';
+import {
+  chosenEvents,
+  EVENT_TYPES,
+  fieldErrors,
+  ORG_EVENT_TYPES,
+  valuesFromForm,
+  valuesFromRecord,
+  webhookForm,
+  type FieldErrors,
+  type HookValues,
+} from '../pages/webhookForm.ts';
+import { readerFor, type SeenRepo } from '../reader.ts';
 import { requireUser } from '../user.ts';
 
 /** A webhook as the pages show it (never its secret). */
@@ -47,9 +59,46 @@ export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
   });
 }
 
-/** The signed-in user, the repository (its owners only, as the API's webhook routes), and its webhooks' page path, for every page of this file. */
-export async function hookContext(ctx: Context, services: Services) {
+/**
+ * Whose webhooks a page shows: a repository's (its organization's owners only, as the
+ * API's webhook routes) or an organization's (its owners; SPEC §5.4), with the pages'
+ * path, crumbs and header, for every page of this file and deliveries.ts.
+ */
+export interface HookScope {
+  user: User;
+  owner: WebhookOwner;
+  /** `org/repo` or `org`, for titles. */
+  label: string;
+  pageBase: string;
+  crumbs: Crumb[];
+  header: SafeHtml;
+  /** An organization's webhooks: the `repository` and `import` events are offered. */
+  ofOrg: boolean;
+  repo?: SeenRepo;
+}
+
+/** The scope of a page: the organization's under /-/orgs/:org/settings/hooks, else the repository's. */
+export async function hookContext(ctx: Context, services: Services): Promise<HookScope> {
   const user = requireUser(ctx);
+  if (ctx.params.repo === undefined) {
+    const org = await findOrg(services.db, ctx.params.org);
+    const role = org && (await roleIn(services.db, org.id, user));
+    if (!org || !role) throw new PageError(404, 'Not found', `Organization ${ctx.params.org} does not exist, or you may not see it.`);
+    if (role !== 'owner') throw new PageError(403, 'Forbidden', 'Only organization owners may manage webhooks.');
+    const pageBase = `/-/orgs/${org.name}/settings/hooks`;
+    return {
+      user,
+      owner: org,
+      label: org.name,
+      pageBase,
+      crumbs: [
+        { label: org.name, href: `/${org.name}` },
+        { label: 'Webhooks', href: pageBase },
+      ],
+      header: html`<div class="heading"><h1>${org.name}</h1><span class="muted">Organization settings</span></div>`,
+      ofOrg: true,
+    };
+  }
   const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo, 'admin');
   const pageBase = `/${repo.org}/${repo.name}/settings/hooks`;
   const crumbs: Crumb[] = [
@@ -57,7 +106,7 @@ export async function hookContext(ctx: Context, services: Services) {
     { label: repo.name, href: `/${repo.org}/${repo.name}` },
     { label: 'Webhooks', href: pageBase },
   ];
-  return { user, repo, pageBase, crumbs };
+  return { user, owner: repo.repository, label: repo.full_name, pageBase, crumbs, header: repoHeader(repo, true, 'settings'), ofOrg: false, repo };
 }
 
 /** A webhook id from the path; anything but a positive integer is a 404 page. */
@@ -66,10 +115,11 @@ export function hookId(value: string | undefined): number {
   return Number(value);
 }
 
-/** The webhook of the path in this repository, or a 404 page (a webhook of another repository is not found either). */
-export async function hookOf(services: Services, repo: SeenRepo, value: string | undefined): Promise<Webhook> {
+/** The webhook of the path in this scope, or a 404 page (a webhook of another repository or organization is not found either). */
+export async function hookOf(services: Services, scope: HookScope, value: string | undefined): Promise<Webhook> {
   const hook = await findWebhook(services.db, hookId(value));
-  if (!hook || hook.repository_id !== repo.id) throw new PageError(404, 'Not found', 'Webhook not found');
+  const mine = hook && (scope.ofOrg ? hook.org_id === scope.owner.id : hook.repository_id === scope.owner.id);
+  if (!hook || !mine) throw new PageError(404, 'Not found', 'Webhook not found');
   return hook;
 }
 
@@ -90,10 +140,12 @@ async function toInput(
   services: Services,
   values: HookValues,
   editing: boolean,
+  ofOrg: boolean,
   current: Record<string, string> = {},
 ): Promise<{ input?: WebhookInput; errors?: FieldErrors }> {
   const events = chosenEvents(values);
   if (events.length === 0) return { errors: { events: ['Choose at least one event.'] } };
+  if (!ofOrg && orgOnlyEventProblems(events).length > 0) return { errors: { events: ['Repository and import events are for organization webhooks only.'] } };
   const headers = formHeaders(values, current);
   if (headers.errors) return { errors: headers.errors };
   const body: Record<string, unknown> = { url: values.url, content_type: 'json', events, active: values.active, header_style: values.headerStyle };
@@ -130,8 +182,9 @@ function refusedErrors(err: unknown): FieldErrors {
 /** The list page: every webhook of the repository, its events, status and last delivery. */
 async function listPage(ctx: Context, services: Services) {
   const { db } = services;
-  const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-  const hooks = await hookViews(db, await listWebhooks(db, repo.id));
+  const scope = await hookContext(ctx, services);
+  const { pageBase, crumbs } = scope;
+  const hooks = await hookViews(db, scope.ofOrg ? await listOrgWebhooks(db, scope.owner.id) : await listWebhooks(db, scope.owner.id));
   const rows = hooks.map(
     (
       h,
@@ -141,39 +194,47 @@ async function listPage(ctx: Context, services: Services) {
   );
   const table = hooks.length
     ? html`<table class="table"><thead><tr><th>Payload URL</th><th>Events</th><th>Status</th><th>Last delivery</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
-    : html`<p class="empty">No webhooks yet. Webhooks send a signed POST to a URL of yours when something happens in this repository.</p>`;
+    : html`<p class="empty">No webhooks yet. Webhooks send a signed POST to a URL of yours when something happens in this ${scope.ofOrg ? 'organization or any of its repositories' : 'repository'}.</p>`;
   renderPage(
     ctx,
-    { title: `Webhooks · ${repo.full_name}`, crumbs: crumbs.slice(0, 2).concat({ label: 'Webhooks' }) },
-    html`${repoHeader(repo, true, 'settings')}<div class="heading"><h2>Webhooks</h2><a class="button primary" href="${pageBase}/new">Add webhook</a></div><section class="card">${table}</section>`,
+    { title: `Webhooks · ${scope.label}`, crumbs: crumbs.slice(0, -1).concat({ label: 'Webhooks' }) },
+    html`${scope.header}<div class="heading"><h2>Webhooks</h2><a class="button primary" href="${pageBase}/new">Add webhook</a></div><section class="card">${table}</section>`,
   );
 }
 
 /** The add or edit form, with the errors of a refused submission. */
-function formPage(ctx: Context, repo: RepoRecord, crumbs: Crumb[], action: string, values: HookValues, errors: FieldErrors, editing: boolean) {
+function formPage(ctx: Context, scope: HookScope, action: string, values: HookValues, errors: FieldErrors, editing: boolean) {
   renderPage(
     ctx,
     {
-      title: `${editing ? 'Edit' : 'Add'} webhook · ${repo.full_name}`,
-      crumbs: [...crumbs, { label: editing ? 'Edit' : 'Add' }],
+      title: `${editing ? 'Edit' : 'Add'} webhook · ${scope.label}`,
+      crumbs: [...scope.crumbs, { label: editing ? 'Edit' : 'Add' }],
       status: Object.keys(errors).length ? 422 : 200,
     },
-    html`${repoHeader(repo, true, 'settings')}<section class="card narrow"><h2>${editing ? 'Edit webhook' : 'Add webhook'}</h2>${webhookForm(ctx, action, values, errors, editing)}</section>`,
+    html`${scope.header}<section class="card narrow"><h2>${editing ? 'Edit webhook' : 'Add webhook'}</h2>${webhookForm(
+      ctx,
+      action,
+      values,
+      errors,
+      editing,
+      scope.ofOrg ? [...EVENT_TYPES, ...ORG_EVENT_TYPES] : EVENT_TYPES,
+    )}</section>`,
   );
 }
 
 /** Adds a webhook from the form; a secret Wharf generated is shown on this page only. */
 async function addFromForm(ctx: Context, services: Services) {
   const { db, config } = services;
-  const { user, repo, pageBase, crumbs } = await hookContext(ctx, services);
+  const scope = await hookContext(ctx, services);
+  const { user, pageBase, crumbs } = scope;
   const values = valuesFromForm(postedForm(ctx));
-  const { input, errors } = await toInput(services, values, false);
-  if (!input) return formPage(ctx, repo, crumbs, pageBase, values, errors!, false);
+  const { input, errors } = await toInput(services, values, false, scope.ofOrg);
+  if (!input) return formPage(ctx, scope, pageBase, values, errors!, false);
   let created: { webhook: Webhook; secret: string };
   try {
-    created = await createWebhook(db, config, repo.repository, user, { ...input, url: input.url! });
+    created = await createWebhook(db, config, scope.owner, user, { ...input, url: input.url! });
   } catch (err) {
-    return formPage(ctx, repo, crumbs, pageBase, values, refusedErrors(err), false);
+    return formPage(ctx, scope, pageBase, values, refusedErrors(err), false);
   }
   if (created.webhook.active) notifyDeliveries(services);
   const id = created.webhook.id;
@@ -189,20 +250,18 @@ async function addFromForm(ctx: Context, services: Services) {
   );
 }
 
-/** Repository → Settings → Webhooks: list, add, edit, delete with a confirmation page. */
-export function webhookRoutes(router: Router, services: Services) {
+/** Repository → Settings → Webhooks (and, under ORG_HOOKS, Organization → Settings → Webhooks): list, add, edit, delete with a confirmation page. */
+export function webhookRoutes(router: Router, services: Services, base = '/:org/:repo/settings/hooks') {
   const { db, config } = services;
-  const base = '/:org/:repo/settings/hooks';
 
   router.get(base, (ctx) => listPage(ctx, services));
 
   router.get(`${base}/new`, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
+    const scope = await hookContext(ctx, services);
     formPage(
       ctx,
-      repo,
-      crumbs,
-      pageBase,
+      scope,
+      scope.pageBase,
       { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf', headers: [] },
       {},
       false,
@@ -212,28 +271,30 @@ export function webhookRoutes(router: Router, services: Services) {
   router.post(base, (ctx) => addFromForm(ctx, services));
 
   router.get(`${base}/:id/edit`, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-    const hook = await hookOf(services, repo, ctx.params.id);
-    formPage(ctx, repo, crumbs, `${pageBase}/${hook.id}`, valuesFromRecord(hook), {}, true);
+    const scope = await hookContext(ctx, services);
+    const hook = await hookOf(services, scope, ctx.params.id);
+    formPage(ctx, scope, `${scope.pageBase}/${hook.id}`, valuesFromRecord(hook), {}, true);
   });
 
   router.post(`${base}/:id`, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-    const { id } = await hookOf(services, repo, ctx.params.id);
+    const scope = await hookContext(ctx, services);
+    const { pageBase } = scope;
+    const { id } = await hookOf(services, scope, ctx.params.id);
     const values = valuesFromForm(postedForm(ctx));
-    const { input, errors } = await toInput(services, values, true, await currentCustomHeaders(db, id));
-    if (!input) return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, errors!, true);
+    const { input, errors } = await toInput(services, values, true, scope.ofOrg, await currentCustomHeaders(db, id));
+    if (!input) return formPage(ctx, scope, `${pageBase}/${id}`, values, errors!, true);
     try {
       if (!(await updateWebhook(db, config, id, input))) throw new PageError(404, 'Not found', 'Webhook not found');
     } catch (err) {
-      return formPage(ctx, repo, crumbs, `${pageBase}/${id}`, values, refusedErrors(err), true);
+      return formPage(ctx, scope, `${pageBase}/${id}`, values, refusedErrors(err), true);
     }
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook updated.');
   });
 
   router.get(`${base}/:id/delete`, async (ctx) => {
-    const { repo, pageBase, crumbs } = await hookContext(ctx, services);
-    const hook = await hookOf(services, repo, ctx.params.id);
+    const scope = await hookContext(ctx, services);
+    const { pageBase, crumbs } = scope;
+    const hook = await hookOf(services, scope, ctx.params.id);
     renderPage(
       ctx,
       { title: 'Delete webhook', crumbs: [...crumbs, { label: 'Delete' }] },
@@ -243,8 +304,12 @@ export function webhookRoutes(router: Router, services: Services) {
   });
 
   router.post(`${base}/:id/delete`, async (ctx) => {
-    const { repo, pageBase } = await hookContext(ctx, services);
-    await deleteWebhook(db, (await hookOf(services, repo, ctx.params.id)).id);
+    const scope = await hookContext(ctx, services);
+    await deleteWebhook(db, (await hookOf(services, scope, ctx.params.id)).id);
+    const { pageBase } = scope;
     redirectWithFlash(ctx, pageBase, 'Webhook deleted.');
   });
 }
+
+/** Where an organization's webhook pages live (SPEC §5.4): Organization → Settings → Webhooks. */
+export const ORG_HOOKS = '/-/orgs/:org/settings/hooks';
