@@ -10,7 +10,9 @@ import type { NewRepository } from './inputs/repos.ts';
 import { errorCode } from '../errors/thrown.ts';
 import { recordEvents } from '../events/outbox.ts';
 import { repositoryEvent } from './payloads/orgEvents.ts';
-import type { Sender } from './payloads/index.ts';
+
+/** Who caused a change, for its events; null when unknown. */
+type Sender = { id: number; login: string } | null;
 
 export { VISIBILITIES, type Visibility } from './visibility.ts';
 

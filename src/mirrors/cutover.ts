@@ -1,7 +1,6 @@
 import { notifyDeliveries, type Services } from '../services.ts';
 import { recordEvents } from '../events/outbox.ts';
 import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
-import type { Sender } from '../domain/payloads/index.ts';
 import { isPostgres } from '../db/connect.ts';
 import { repoDir } from '../git/bare.ts';
 import type { Repository } from '../domain/repos.ts';
@@ -33,7 +32,7 @@ export async function queueSync(services: Services, repo: Repository): Promise<M
  * events recorded). The staged refs are removed. A 409 when the repository is not a mirror.
  * Raises `repository` mirror_cutover (organization webhooks) in the transaction that deletes the row.
  */
-export async function stopMirroring(services: Services, repo: Repository, sender: Sender = null): Promise<void> {
+export async function stopMirroring(services: Services, repo: Repository, sender: { id: number; login: string } | null = null): Promise<void> {
   const { db, config, log } = services;
   const self = nodeId(config.dataDir);
   const deadline = Date.now() + WAIT_FOR_MOVE_MS;

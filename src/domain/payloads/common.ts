@@ -1,9 +1,18 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../repos.ts';
+import type { Visibility } from '../visibility.ts';
+
+/** What payloads read of a repository (the domain's Repository has it; no import of repos.ts, which raises events itself). */
+export interface RepositoryFields {
+  id: number;
+  org: string;
+  name: string;
+  visibility: Visibility;
+  default_branch: string;
+}
 import type { OrganizationPayload, RepositoryPayload, SenderPayload } from './schemas/common.ts';
 
 /** The `repository` object every payload carries (SPEC §6). */
-export function repositoryPayload(config: Config, repo: Repository): RepositoryPayload {
+export function repositoryPayload(config: Config, repo: RepositoryFields): RepositoryPayload {
   const fullName = `${repo.org}/${repo.name}`;
   return {
     id: repo.id,

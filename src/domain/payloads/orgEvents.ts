@@ -1,8 +1,12 @@
 import type { Config } from '../../config.ts';
-import type { Repository } from '../repos.ts';
 import type { NewEvent } from '../../events/types.ts';
-import { organizationPayload, repositoryPayload, senderPayload } from './common.ts';
-import type { Sender } from './index.ts';
+import { organizationPayload, repositoryPayload, senderPayload, type RepositoryFields } from './common.ts';
+
+/** Who caused an event; null when unknown or gone (`ghost`). */
+type Sender = { id: number; login: string } | null;
+
+/** A repository as these events read it. */
+type Repository = RepositoryFields & { org_id: number };
 import type { REPOSITORY_ACTIONS, RepositoryEventPayload } from './schemas/repository.ts';
 import type { IMPORT_ACTIONS, ImportPayload } from './schemas/importJob.ts';
 
