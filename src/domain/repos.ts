@@ -8,7 +8,7 @@ import { alreadyExists } from '../errors/wharfError.ts';
 import type { Visibility } from './visibility.ts';
 import type { NewRepository } from './inputs/repos.ts';
 import { errorCode } from '../errors/thrown.ts';
-import { recordEvents } from '../events/outbox.ts';
+import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from './payloads/orgEvents.ts';
 
 /** Who caused a change, for its events; null when unknown. */
@@ -88,7 +88,7 @@ export async function createRepository(db: Db, config: Config, input: NewReposit
     };
     const [row] = await trx('repositories').insert(fields).returning('id');
     const id: number = Number(typeof row === 'object' ? row.id : row);
-    await recordEvents(trx, [repositoryEvent(config, 'created', { ...fields, id, org: input.org.name }, sender)]);
+    await recordOrgEvents(trx, [repositoryEvent(config, 'created', { ...fields, id, org: input.org.name }, sender)]);
     try {
       await initBareRepository(dir, defaultBranch);
     } catch (err) {
@@ -111,7 +111,7 @@ export async function deleteRepository(db: Db, config: Config, repo: Repository,
     await trx('deliveries').whereIn('webhook_id', trx('webhooks').where('repository_id', repo.id).select('id')).where('status', 'pending').delete();
     await trx('webhooks').where('repository_id', repo.id).delete();
     await trx('repositories').where('id', repo.id).delete();
-    await recordEvents(trx, [repositoryEvent(config, 'deleted', repo, sender)]);
+    await recordOrgEvents(trx, [repositoryEvent(config, 'deleted', repo, sender)]);
   });
   await fs.rm(repoDir(config.reposDir, repo.org, repo.name), { recursive: true, force: true });
 }

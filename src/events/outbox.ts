@@ -56,3 +56,16 @@ export async function recordEvents(db: Knex | Knex.Transaction, events: NewEvent
   await writeDeliveries(db, events, receivers, ids);
   return ids;
 }
+
+/**
+ * Writes an organization's own events (`repository`, `import`: SPEC §5.4, organization
+ * webhooks only) in the caller's transaction, as recordEvents does, but only those some
+ * webhook receives: an event of this kind that nobody hears leaves no row at all (no
+ * repository history is made of them). Returns how many were written.
+ */
+export async function recordOrgEvents(db: Knex.Transaction, events: NewEvent[]): Promise<number> {
+  const receivers = await receiversOf(db, events);
+  const heard = events.filter((_, i) => receivers[i].length > 0);
+  if (heard.length > 0) await recordEvents(db, heard);
+  return heard.length;
+}

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import { recordEvents } from '../events/outbox.ts';
+import { recordOrgEvents } from '../events/outbox.ts';
 import { importEvent } from '../domain/payloads/orgEvents.ts';
 
 /**
@@ -32,5 +32,5 @@ export async function raiseImportEnded(
     org_id: Number(row.target_org_id),
     org: String(row.org),
   };
-  await recordEvents(trx, [importEvent(config, action, job, repo, sender)]);
+  await recordOrgEvents(trx, [importEvent(config, action, job, repo, sender)]);
 }

@@ -11,7 +11,7 @@ import type { MissingObject } from './lfsFetch.ts';
 import { insertMirror } from '../mirrors/state.ts';
 import type { Knex } from 'knex';
 import type { Repository } from '../domain/repos.ts';
-import { recordEvents } from '../events/outbox.ts';
+import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
 import { raiseImportEnded } from './events.ts';
 
@@ -138,7 +138,7 @@ export async function finalizeImport(
         updated_at: now,
       };
       const sender = await senderOf(trx, job.id);
-      await recordEvents(trx, [repositoryEvent(config, 'created', repo, sender)]);
+      await recordOrgEvents(trx, [repositoryEvent(config, 'created', repo, sender)]);
       await raiseImportEnded(trx, config, job.id, 'succeeded', repo);
       // A mirror (SPEC §8.1.1) keeps its source and the credentials, still sealed, with the repository.
       if (job.mirror_interval_ms !== null) {

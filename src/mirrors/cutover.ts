@@ -1,5 +1,5 @@
 import { notifyDeliveries, type Services } from '../services.ts';
-import { recordEvents } from '../events/outbox.ts';
+import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
 import { isPostgres } from '../db/connect.ts';
 import { repoDir } from '../git/bare.ts';
@@ -42,7 +42,7 @@ export async function stopMirroring(services: Services, repo: Repository, sender
     if (mirror.pending === null) {
       const cut = await db.transaction(async (trx) => {
         const n = await trx('repository_mirrors').where({ repository_id: repo.id }).whereNull('pending').delete();
-        if (n > 0) await recordEvents(trx, [repositoryEvent(config, 'mirror_cutover', repo, sender)]);
+        if (n > 0) await recordOrgEvents(trx, [repositoryEvent(config, 'mirror_cutover', repo, sender)]);
         return n > 0;
       });
       if (cut) {

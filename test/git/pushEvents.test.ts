@@ -65,7 +65,11 @@ t.test('push events are exact for create, fast-forward, branch from an old commi
     t.equal(events.length, 1, `${what}: one event`);
     t.equal(events[0]?.ref, payload.ref, `${what}: ref stored for branch filters`);
     t.equal(events[0]?.sender_id, ann.user.id);
-    t.same(events[0]?.payload, { event: 'push', ...payload, repository, sender: { login: 'ann', type: 'User' } }, what);
+    t.same(
+      events[0]?.payload,
+      { event: 'push', ...payload, repository, organization: { login: 'acme', url: `${w.config.baseUrl}/acme` }, sender: { login: 'ann', type: 'User' } },
+      what,
+    );
   };
 
   const c1 = await g.commit(work, 'first\n\nwith a body');

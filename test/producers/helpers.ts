@@ -31,6 +31,7 @@ export function common(w: TestWharf, repo: Repository, login: string) {
       visibility: repo.visibility,
       default_branch: repo.default_branch,
     },
+    organization: { login: repo.org, url: `${w.config.baseUrl}/${repo.org}` },
     sender: { login, type: 'User' },
   };
 }
