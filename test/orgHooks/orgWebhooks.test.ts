@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -141,6 +142,20 @@ t.test(
       body: { source_url: daemon.url('missing'), target_org: 'acme', name: 'never' },
     });
     t.equal(failing.status, 202);
+    // A source that accepts and never answers: the job is canceled while it waits.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const stuck = await w.api('POST', '/api/v1/repos/import', {
+      token: owner.token,
+      body: { source_url: `git://127.0.0.1:${(silent.address() as net.AddressInfo).port}/stuck.git`, target_org: 'acme', name: 'stuck' },
+    });
+    t.equal(stuck.status, 202);
+    t.equal((await w.api('DELETE', `/api/v1/repos/import/${stuck.body.id}`, { token: owner.token })).status, 200);
     await waitFor(async () => (await db('import_jobs').whereNull('finished_at').count({ n: '*' }))[0].n == 0, { timeoutMs: 60_000 });
     await g.commit(work, 'second', { 'b.txt': 'b' });
     await g.ok(['push', '-q', repoUrl(w, 'acme/by-import', owner.token), 'main'], { cwd: work });
@@ -162,7 +177,10 @@ t.test(
     const imports = got.filter((r) => r.event === 'import').map(json);
     const ok = imports.find((p) => p.action === 'succeeded');
     const bad = imports.find((p) => p.action === 'failed');
-    t.equal(imports.length, 2);
+    t.equal(imports.length, 3);
+    const canceled = imports.find((p) => p.action === 'canceled');
+    t.same(canceled.import, { id: stuck.body.id, source_url: stuck.body.source_url, status: 'canceled', error: null, mirror: false });
+    t.equal(canceled.repository, null);
     t.equal(ok.import.id, imported.body.id);
     t.same(ok.import, { id: imported.body.id, source_url: daemon.url('src'), status: 'succeeded', error: null, mirror: false });
     t.equal(ok.repository.full_name, 'acme/by-import');
