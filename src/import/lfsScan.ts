@@ -23,27 +23,17 @@ export function parseLfsPointer(content: string): LfsPointer | null {
   return { oid: oid[1], size: Number(size[1]) };
 }
 
-/**
- * Finds every LFS pointer in a freshly copied repository. Every object in it came with
- * the refs (nothing else was ever written there), so all objects is all of history.
- */
-export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
-  const candidates: string[] = [];
-  let pending = '';
-  await gitPiped(
-    ['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'],
-    null,
-    (chunk) => {
-      const lines = (pending + chunk).split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) {
-        const [sha, type, size] = line.split(' ');
-        const n = Number(size);
-        if (type === 'blob' && n >= MIN_POINTER && n < MAX_POINTER) candidates.push(sha);
-      }
-    },
-    { cwd: dir },
-  );
+/** Reads `<sha> <type> <size>` lines into the blobs whose size a pointer can have. */
+function pointerSized(lines: string[], into: string[]): void {
+  for (const line of lines) {
+    const [sha, type, size] = line.split(' ');
+    const n = Number(size);
+    if (type === 'blob' && n >= MIN_POINTER && n < MAX_POINTER) into.push(sha);
+  }
+}
+
+/** Reads the pointer-sized blobs `candidates` through one `cat-file --batch`, streamed: the LFS pointers among them, by oid, sorted. */
+async function readPointers(dir: string, candidates: string[]): Promise<LfsPointer[]> {
   if (candidates.length === 0) return [];
   const found = new Map<string, LfsPointer>();
   let buffer = Buffer.alloc(0);
@@ -71,4 +61,56 @@ export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
     { cwd: dir },
   );
   return [...found.values()].sort((a, b) => a.oid.localeCompare(b.oid));
+}
+
+/** Runs a git command printing `<sha> <type> <size>` lines, streamed: the blobs whose size a pointer can have. */
+async function pointerSizedBlobs(dir: string, args: string[], stdin: string | null): Promise<string[]> {
+  const candidates: string[] = [];
+  let pending = '';
+  await gitPiped(
+    args,
+    stdin,
+    (chunk) => {
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop()!;
+      pointerSized(lines, candidates);
+    },
+    { cwd: dir },
+  );
+  pointerSized([pending], candidates);
+  return candidates;
+}
+
+/**
+ * Finds every LFS pointer in a freshly copied repository. Every object in it came with
+ * the refs (nothing else was ever written there), so all objects is all of history.
+ */
+export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
+  const args = ['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'];
+  return readPointers(dir, await pointerSizedBlobs(dir, args, null));
+}
+
+/**
+ * The LFS pointers among the objects `rev-list` reaches from `revisions` (e.g. `--branches
+ * --tags`, or `--stdin` with tips and `^<id>` exclusions given as `stdin`). Blobs of 1 KiB
+ * and more are left out by rev-list itself, so only commits, trees and small blobs are
+ * listed, checked and read, each step one git process streamed into the next.
+ */
+export async function reachableLfsPointers(dir: string, revisions: string[], stdin: string | null = null): Promise<LfsPointer[]> {
+  const objects: string[] = [];
+  let pending = '';
+  await gitPiped(
+    ['rev-list', '--objects', '--no-object-names', `--filter=blob:limit=${MAX_POINTER - 1}`, ...revisions],
+    stdin,
+    (chunk) => {
+      const lines = (pending + chunk.toString('latin1')).split('\n');
+      pending = lines.pop()!;
+      for (const l of lines) if (l) objects.push(l.replace(/^[?~]/, ''));
+    },
+    { cwd: dir },
+  );
+  if (pending) objects.push(pending);
+  if (objects.length === 0) return [];
+  const check = ['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'];
+  return readPointers(dir, await pointerSizedBlobs(dir, check, objects.join('\n') + '\n'));
 }

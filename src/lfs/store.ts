@@ -75,3 +75,19 @@ export async function repositoryHasObject(db: Db, repositoryId: number, oid: str
   const row = await db('repository_lfs_objects').where({ repository_id: repositoryId, oid }).first('oid');
   return Boolean(row);
 }
+
+/** Oids looked up in one statement by linkedObjects. */
+const LOOKUP_CHUNK = 500;
+
+/** Which of `oids` are linked to the repository, looked up LOOKUP_CHUNK to a statement. */
+export async function linkedObjects(db: Db, repositoryId: number, oids: string[]): Promise<Set<string>> {
+  const linked = new Set<string>();
+  for (let i = 0; i < oids.length; i += LOOKUP_CHUNK) {
+    const rows = await db('repository_lfs_objects')
+      .where('repository_id', repositoryId)
+      .whereIn('oid', oids.slice(i, i + LOOKUP_CHUNK))
+      .select('oid');
+    for (const r of rows as { oid: string }[]) linked.add(r.oid);
+  }
+  return linked;
+}

@@ -1,12 +1,8 @@
 import { git, gitBuffer } from '../git/run.ts';
 import { GITMODULES_DIFF, gitmodulesBlobs, gitmodulesMessage, submoduleUrlProblem, submoduleUrls, URL_CONFIG } from '../git/gitmodules.ts';
-import { parseLfsPointer, type LfsPointer } from '../import/lfsScan.ts';
+import { reachableLfsPointers, type LfsPointer } from '../import/lfsScan.ts';
 import type { RefUpdate } from '../pushes/log.ts';
 import { isZeroId } from './refs.ts';
-
-// The LFS pointer size bounds of lfsScan.ts: smaller or larger blobs are never pointers.
-const MIN_POINTER = 100;
-const MAX_POINTER = 1024;
 
 /** `rev-list --stdin` input naming a sync's new history: the new tips, not what the repository already shows. */
 function newHistory(updates: RefUpdate[], visible: Map<string, string>): string | null {
@@ -40,24 +36,5 @@ export async function newGitmodulesProblem(dir: string, updates: RefUpdate[], vi
 /** The LFS pointers among the objects of a sync's new history (blobs the repository did not reach before). */
 export async function newLfsPointers(dir: string, updates: RefUpdate[], visible: Map<string, string>): Promise<LfsPointer[]> {
   const input = newHistory(updates, visible);
-  if (!input) return [];
-  const objects = (await gitBuffer(['rev-list', '--objects', '--stdin'], input, { cwd: dir }))
-    .toString('utf8')
-    .split('\n')
-    .map((line) => line.slice(0, line.indexOf(' ') < 0 ? undefined : line.indexOf(' ')))
-    .filter(Boolean);
-  if (objects.length === 0) return [];
-  const checked = (await gitBuffer(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], objects.join('\n') + '\n', { cwd: dir }))
-    .toString('utf8')
-    .split('\n');
-  const candidates = checked
-    .map((line) => line.split(' '))
-    .filter(([, type, size]) => type === 'blob' && Number(size) >= MIN_POINTER && Number(size) < MAX_POINTER)
-    .map(([sha]) => sha);
-  const found = new Map<string, LfsPointer>();
-  for (const sha of candidates) {
-    const pointer = parseLfsPointer(await git(['cat-file', 'blob', sha], { cwd: dir }));
-    if (pointer) found.set(pointer.oid, pointer);
-  }
-  return [...found.values()].sort((a, b) => a.oid.localeCompare(b.oid));
+  return input ? reachableLfsPointers(dir, ['--stdin'], input) : [];
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Services } from '../services.ts';
 import { isPostgres } from '../db/connect.ts';
 import { repoDir } from '../git/bare.ts';
-import { linkObject, repositoryHasObject } from '../lfs/store.ts';
+import { linkedObjects, linkObject } from '../lfs/store.ts';
 import { openCredentials } from '../secrets/credentials.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { repositoryById, type Repository } from '../domain/repos.ts';
@@ -66,8 +66,13 @@ export async function syncMirror(services: Services, mirror: Mirror, owner: stri
     if (updates.length > 0) {
       const problem = await newGitmodulesProblem(dir, updates, visible);
       if (problem) throw new Error(`the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`);
-      const pointers = [];
-      for (const p of await newLfsPointers(dir, updates, visible)) if (!(await repositoryHasObject(db, repo.id, p.oid))) pointers.push(p);
+      const found = await newLfsPointers(dir, updates, visible);
+      const linked = await linkedObjects(
+        db,
+        repo.id,
+        found.map((p) => p.oid),
+      );
+      const pointers = found.filter((p) => !linked.has(p.oid));
       if (pointers.length > 0) {
         const journal = path.join(work, `mirror-${mirror.id}.lfs`);
         await fs.rm(journal, { force: true });

@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import type { Repository } from '../domain/repos.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { repoDir } from '../git/bare.ts';
-import { storedSize } from '../lfs/store.ts';
+import { linkedObjects, storedSize } from '../lfs/store.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { openSecret } from '../secrets/box.ts';
 import { askpassProgram, GitAbortedError, GitRunError, remoteGit } from '../import/gitRemote.ts';
@@ -11,8 +11,7 @@ import { scrubSecrets } from '../import/gitErrors.ts';
 import { lfsEndpoint } from '../import/lfsFetch.ts';
 import { StallError } from '../import/limits.ts';
 import { parseSourceUrl, pinSource, type Credentials } from '../import/url.ts';
-import type { LfsPointer } from '../import/lfsScan.ts';
-import { reachableLfsPointers } from './lfsScan.ts';
+import { reachableLfsPointers, type LfsPointer } from '../import/lfsScan.ts';
 import { uploadLfsObjects } from './lfsUpload.ts';
 import { CREDENTIALS_PURPOSE, type PushMirror } from './store.ts';
 
@@ -26,30 +25,17 @@ export interface SyncResult {
   lfsMissing: number;
 }
 
-/** Oids looked up in one statement. */
-const LOOKUP_CHUNK = 500;
-
 /** The LFS objects of `pointers` this repository holds itself (linked, and on disk at their size). */
 async function heldObjects(services: Services, repo: Repository, pointers: LfsPointer[]): Promise<{ held: LfsPointer[]; missing: number }> {
+  // SECURITY: only objects linked to this repository: a pointer naming another repository's
+  // object must not send its bytes to a remote of this repository's admins' choosing.
+  const linked = await linkedObjects(
+    services.db,
+    repo.id,
+    pointers.map((p) => p.oid),
+  );
   const held: LfsPointer[] = [];
-  for (let i = 0; i < pointers.length; i += LOOKUP_CHUNK) {
-    const chunk = pointers.slice(i, i + LOOKUP_CHUNK);
-    // SECURITY: only objects linked to this repository: a pointer naming another repository's
-    // object must not send its bytes to a remote of this repository's admins' choosing.
-    const linked = new Set(
-      (
-        await services
-          .db('repository_lfs_objects')
-          .where('repository_id', repo.id)
-          .whereIn(
-            'oid',
-            chunk.map((p) => p.oid),
-          )
-          .select('oid')
-      ).map((r: { oid: string }) => r.oid),
-    );
-    for (const p of chunk) if (linked.has(p.oid) && (await storedSize(services.config.lfsDir, p.oid)) === p.size) held.push(p);
-  }
+  for (const p of pointers) if (linked.has(p.oid) && (await storedSize(services.config.lfsDir, p.oid)) === p.size) held.push(p);
   return { held, missing: pointers.length - held.length };
 }
 
@@ -72,7 +58,7 @@ export async function syncPushMirror(
   if (!repo) throw new Error('the repository no longer exists');
   const dir = repoDir(config.reposDir, repo.org, repo.name);
   const remote = parseSourceUrl(mirror.url).url;
-  const { held, missing } = await heldObjects(services, repo, await reachableLfsPointers(dir));
+  const { held, missing } = await heldObjects(services, repo, await reachableLfsPointers(dir, ['--branches', '--tags']));
   const lfsObjects = await uploadLfsObjects(held, {
     endpoint: lfsEndpoint(remote),
     credentials,
