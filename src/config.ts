@@ -20,6 +20,12 @@ export interface Config {
   deliverySourceAddress: string | undefined;
   deliverySourceRanges: string[];
   deliveryRetentionMs: number;
+  /** WEBHOOK_PAUSE_AFTER: failed attempts in a row after which a webhook is paused (SPEC §5.5). */
+  webhookPauseAfter: number;
+  /** WEBHOOK_DISABLE_AFTER: how long a webhook stays paused before it is deactivated. */
+  webhookDisableAfterMs: number;
+  /** WEBHOOK_PROBE_AFTER: the wait before a paused webhook's first probe (then doubling, at most an hour). */
+  webhookProbeAfterMs: number;
   importConcurrency: number;
   importTimeoutMs: number;
   gitBackendConcurrency: number;
@@ -182,6 +188,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     deliverySourceAddress: sourceAddress,
     deliverySourceRanges: list(get('DELIVERY_SOURCE_RANGES', '203.0.113.0/24,198.51.100.0/24')),
     deliveryRetentionMs: duration('DELIVERY_RETENTION', get('DELIVERY_RETENTION', '30d')),
+    webhookPauseAfter: integer('WEBHOOK_PAUSE_AFTER', get('WEBHOOK_PAUSE_AFTER', '20'), 1, 1_000_000),
+    webhookDisableAfterMs: positiveDuration('WEBHOOK_DISABLE_AFTER', get('WEBHOOK_DISABLE_AFTER', '5d')),
+    webhookProbeAfterMs: positiveDuration('WEBHOOK_PROBE_AFTER', get('WEBHOOK_PROBE_AFTER', '1m')),
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
     gitBackendConcurrency: integer('GIT_BACKEND_CONCURRENCY', get('GIT_BACKEND_CONCURRENCY', String(Math.max(4, 2 * os.availableParallelism()))), 1, 1000),

@@ -10,6 +10,7 @@ import { parkedPushRecords } from '../pushes/parking.ts';
 import { parkedImports } from '../import/parked.ts';
 import { parkedDeliveries } from '../delivery/parked.ts';
 import { parkedPushMirrors } from '../pushMirrors/claim.ts';
+import { HEALTH_STATES } from '../webhooks/model.ts';
 
 /** A gauge whose samples are read from the database at each scrape, so they hold across processes. */
 function databaseGauge<L extends string>(
@@ -41,6 +42,13 @@ function databaseFamilies(services: Services): void {
     });
     databaseGauge(registry, 'wharf_delivery_queue_depth', 'Pending deliveries due now (waiting or in flight).', [], async (set) => {
       set({}, await countRows(db('deliveries').where('status', 'pending').where('next_attempt_at', '<=', Date.now())));
+    });
+    databaseGauge(registry, 'wharf_webhook_health', 'Webhooks by endpoint health (SPEC §5.5).', ['state'], async (set) => {
+      const counts = await countBy(db('webhooks'), 'health_state');
+      for (const state of HEALTH_STATES) set({ state }, counts.get(state) ?? 0);
+    });
+    databaseGauge(registry, 'wharf_webhook_held_deliveries', 'Deliveries held while their webhook is paused or disabled.', [], async (set) => {
+      set({}, await countRows(db('deliveries').where('status', 'pending').whereNull('next_attempt_at')));
     });
     databaseGauge(registry, 'wharf_imports', 'Repository imports, by status.', ['status'], async (set) => {
       for (const [status, n] of await countBy(db('import_jobs'), 'status')) set({ status }, n);

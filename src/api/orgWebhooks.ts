@@ -75,7 +75,7 @@ export const orgWebhookRoutes: Route[] = [
     handler: async ({ body, loaded: hook }, ctx, services) => {
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
-      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input);
+      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input, services.log);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];
     },

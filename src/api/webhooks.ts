@@ -1,7 +1,8 @@
 import type { RouteContext } from './context.ts';
 import { notifyDeliveries, type Services } from '../services.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
-import { HEADER_STYLES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
+import { HEADER_STYLES, HEALTH_STATES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
+import { heldCounts } from '../webhooks/health.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
 import { checkWebhookInput, orgOnlyEventProblems, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
@@ -25,6 +26,21 @@ const webhookProperties = {
     additionalProperties: { type: 'string', const: MASK },
     description: 'The custom headers\' names, each with `"********"` for its value (values are never returned); `{}` when none.',
   },
+  max_rate: { ...INT_OR_NULL, description: 'Deliveries per second at most, or null: not paced.' },
+  health: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['state'],
+    description:
+      'Endpoint health (SPEC §5.5): `{state: "healthy"}`, or while `paused` or `disabled` since when, why, how many deliveries are held and when the next probe goes (paused only).',
+    properties: {
+      state: { type: 'string', enum: HEALTH_STATES },
+      since: TIME,
+      reason: { type: ['string', 'null'] },
+      held: { type: 'integer', minimum: 0 },
+      next_probe_at: TIME_OR_NULL,
+    },
+  },
   created_at: TIME,
   updated_at: TIME,
   has_secret: { type: 'boolean', const: true },
@@ -46,6 +62,8 @@ const webhookRequired = [
   'branch_filter',
   'header_style',
   'headers',
+  'max_rate',
+  'health',
   'created_at',
   'updated_at',
   'has_secret',
@@ -73,7 +91,7 @@ export const WebhookCreatedSchema = named('WebhookCreated', {
 const HOOK_PARAMS = repoParams('id');
 
 /** The API form of a webhook (SPEC §5.1): never its secret. */
-export function presentWebhook(config: Config, hook: Webhook, last: Delivery | undefined) {
+export function presentWebhook(config: Config, hook: Webhook, last: Delivery | undefined, held = 0) {
   const base = `${config.baseUrl}/api/v1/webhooks/${hook.id}`;
   return {
     id: hook.id,
@@ -84,6 +102,8 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     branch_filter: hook.branch_filter,
     header_style: hook.header_style,
     headers: maskedHeaders(hook.header_names),
+    max_rate: hook.max_rate,
+    health: presentHealth(hook, held),
     created_at: iso(hook.created_at),
     updated_at: iso(hook.updated_at),
     has_secret: true,
@@ -98,6 +118,13 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     deliveries_url: `${base}/deliveries`,
     ping_url: `${base}/ping`,
   };
+}
+
+/** A webhook's health as the API shows it: the state alone when healthy. */
+export function presentHealth(hook: Webhook, held: number) {
+  const h = hook.health;
+  if (h.state === 'healthy') return { state: h.state };
+  return { state: h.state, since: iso(h.since ?? hook.updated_at), reason: h.reason, held, next_probe_at: h.nextProbeAt === null ? null : iso(h.nextProbeAt) };
 }
 
 /** A repository webhook may not list `repository` or `import` (organization webhooks only, SPEC §5.4): 422. */
@@ -119,7 +146,11 @@ export async function present({ db, config }: Services, hooks: Webhook[]) {
     db,
     hooks.map((h) => h.id),
   );
-  return hooks.map((h) => presentWebhook(config, h, last.get(h.id)));
+  const held = await heldCounts(
+    db,
+    hooks.filter((h) => h.health.state !== 'healthy').map((h) => h.id),
+  );
+  return hooks.map((h) => presentWebhook(config, h, last.get(h.id), held.get(h.id) ?? 0));
 }
 
 const hookRoute = { tag: 'webhooks', access: 'repo:admin' } as const;
@@ -181,7 +212,7 @@ export const webhookRoutes: Route[] = [
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
       refuseOrgOnlyEvents(checked.input.events);
-      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input);
+      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input, services.log);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];
     },

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { PARK_AFTER, type Claimed } from './claim.ts';
 import type { AttemptResult } from './complete.ts';
 import type { DeliveryMetrics } from './metrics.ts';
-import { nextStep, retryAfterMs } from './schedule.ts';
+import { nextStep, retryAfterAt } from './schedule.ts';
 import { deliveryHeaders } from './sign.ts';
 import { sendAttempt, target } from './send.ts';
 import { createIsolationGate } from './isolation.ts';
@@ -35,6 +35,9 @@ function parked(log: Logger, c: Claimed): AttemptResult {
     requestHeaders: {},
     responseHeaders: null,
     responseBody: null,
+    hookId: c.hookId,
+    health: c.health,
+    retryAfterAt: null,
   };
 }
 
@@ -93,9 +96,10 @@ export function attemptMaker(o: {
       }
     });
     const { signed: headers, outcome } = sent;
+    const retryAfter = retryAfterAt(outcome.statusCode, outcome.responseHeaders?.['retry-after'], outcome.endedAt);
     const step = nextStep({
       statusCode: outcome.statusCode,
-      retryAfterMs: retryAfterMs(outcome.responseHeaders?.['retry-after'], outcome.endedAt),
+      retryAfterMs: retryAfter === null ? null : retryAfter - outcome.endedAt,
       attempts: c.attempt,
       endedAt: outcome.endedAt,
       schedule: o.config.webhookRetrySchedule,
@@ -131,6 +135,9 @@ export function attemptMaker(o: {
       requestHeaders: headers,
       responseHeaders: outcome.responseHeaders,
       responseBody: outcome.responseBody,
+      hookId: c.hookId,
+      health: c.health,
+      retryAfterAt: retryAfter,
     };
   };
 }

@@ -29,6 +29,26 @@ export interface Claimed {
   github: boolean;
   /** The webhook's custom headers, sealed (opened by openCustomHeaders, once per stored value); null when it has none. */
   headers: string | null;
+  /** When this claim was made (the webhook's state below is as of then). */
+  claimedAt: number;
+  /**
+   * The webhook's health and pacing as the claim read them, or null when there is nothing
+   * to heed (healthy, no failure in a row, no Retry-After, no max_rate): the common case
+   * costs the gate and the health accounting nothing.
+   */
+  health: ClaimHealth | null;
+}
+
+/** What the claim read of its webhook's health and pacing (SPEC §5.2 max_rate, §5.5). */
+export interface ClaimHealth {
+  state: 'healthy' | 'paused' | 'disabled';
+  /** Failed attempts in a row so far. */
+  failing: number;
+  /** The one delivery a paused webhook may send (its probe), or null. */
+  probe: number | null;
+  /** No attempt before this time (a Retry-After), or null. */
+  notBefore: number | null;
+  maxRate: number | null;
 }
 
 /** A row of the claim statement, as either driver gives it. */
@@ -47,6 +67,8 @@ interface ClaimRow {
   secret: string | null;
   header_style: string | null;
   headers: string | null;
+  /** JSON (ClaimHealth's fields as stored), null when the webhook has nothing to heed. */
+  health: string | null;
 }
 
 /**
@@ -110,6 +132,8 @@ export async function claimDue(
       secret: r.secret!, // there with the URL
       github: r.header_style === 'github',
       headers: r.headers ?? null,
+      claimedAt: now,
+      health: r.health == null ? null : parseHealth(r.health),
     });
   }
   return claimed;
@@ -119,6 +143,28 @@ export async function claimDue(
 function bytes(body: string | Uint8Array): Buffer {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
+
+/** The claim's health column read. */
+function parseHealth(text: string): ClaimHealth {
+  const h = JSON.parse(text) as { state: string; failing: unknown; probe: unknown; not_before: unknown; max_rate: unknown };
+  const num = (v: unknown) => (v == null ? null : Number(v));
+  return {
+    state: h.state === 'paused' || h.state === 'disabled' ? h.state : 'healthy',
+    failing: Number(h.failing ?? 0),
+    probe: num(h.probe),
+    notBefore: num(h.not_before),
+    maxRate: num(h.max_rate),
+  };
+}
+
+/**
+ * The webhook's health and pacing for the claim, as JSON, or NULL when there is nothing
+ * to heed. `json` builds an object (json_build_object on Postgres, json_object on SQLite).
+ */
+const healthColumn = (w: string, json: string) => `CASE WHEN ${w}.health_state = 'healthy' AND ${w}.failing_attempts = 0 AND ${w}.not_before IS NULL
+       AND ${w}.max_rate IS NULL THEN NULL
+  ELSE ${json}('state', ${w}.health_state, 'failing', ${w}.failing_attempts, 'probe', ${w}.probe_delivery_id,
+               'not_before', ${w}.not_before, 'max_rate', ${w}.max_rate) END`;
 
 /** A delivery whose node died this many times during its attempts is parked: failed, never claimed again by itself. */
 export const PARK_AFTER = 3;
@@ -146,7 +192,8 @@ const claimPostgres = (firstDue?: string) => `
       FROM due WHERE deliveries.id = due.id
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.event_id, deliveries.payload, deliveries.guid, deliveries.event,
               deliveries.attempts, deliveries.claims, deliveries.interruptions)
-  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style, w.headers
+  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style, w.headers,
+         ${healthColumn('w', 'json_build_object')}::text AS health
     FROM claimed AS c
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
@@ -161,6 +208,7 @@ const claimSqlite = (firstDue?: string) => `
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
             (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret,
             (SELECT w.header_style FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS header_style,
-            (SELECT w.headers FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS headers`;
+            (SELECT w.headers FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS headers,
+            (SELECT ${healthColumn('w', 'json_object')} FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS health`;
 const CLAIM_SQLITE = claimSqlite();
 const CLAIM_SQLITE_DELAYED = claimSqlite('@firstDue');

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/connect.ts';
 import type { DeliveryStatus } from '../webhooks/model.ts';
+import type { ClaimHealth } from './claim.ts';
 import { isPostgres } from '../db/connect.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner, type SqlStep } from './sqlite.ts';
@@ -22,6 +23,11 @@ export interface AttemptResult {
   requestHeaders: Record<string, string>;
   responseHeaders: Record<string, string> | null;
   responseBody: string | null;
+  /** The webhook, and its health as the claim read it: the health accounting (health.ts) reads them, the write does not. */
+  hookId: number;
+  health: ClaimHealth | null;
+  /** A 429's or 503's Retry-After, as the time it names (at most an hour ahead), or null. */
+  retryAfterAt: number | null;
 }
 
 /**

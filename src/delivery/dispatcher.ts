@@ -20,6 +20,13 @@ import { createDueTimer } from './dueTimer.ts';
 import { createPruner } from './pruner.ts';
 import { attemptMaker } from './attempt.ts';
 import { markInFlight } from './markInFlight.ts';
+import { createHealthKeeper } from './health.ts';
+import { createGate } from './gate.ts';
+import { releaseClaims, type Release } from './release.ts';
+import { createProber } from './prober.ts';
+
+/** The gate's verdict when there is nothing to heed. */
+const GO = { send: true } as const;
 
 /** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
 const IDLE_POLL_MS = 2000;
@@ -57,12 +64,26 @@ export function createDispatcher(services: Services): Worker {
     markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, Date.now() + tuning.leaseMs, sqlite),
   });
 
+  const health = createHealthKeeper({ db, config, log, released: () => claims.wake() });
+  const gate = createGate(db, health.local);
   const writer = createResultWriter<AttemptResult>({
-    write: (batch) => recordResults(db, owner, batch, sqlite),
+    write: async (batch) => {
+      await recordResults(db, owner, batch, sqlite);
+      await health.afterResults(batch);
+    },
     writers: tuning.writers,
     maxBatch: tuning.writeBatchMax,
     // Not written: the leases run out and the attempts are made again (at-least-once).
     onError: (err) => log.error({ err }, 'could not record delivery results'),
+    written: () => timer.want(),
+  });
+
+  // Deliveries the gate held or put off: given back unattempted.
+  const releaser = createResultWriter<Release>({
+    write: (batch) => releaseClaims(db, owner, batch),
+    writers: 1,
+    maxBatch: 500,
+    onError: (err) => log.error({ err }, 'could not give back held deliveries'),
     written: () => timer.want(),
   });
 
@@ -74,7 +95,14 @@ export function createDispatcher(services: Services): Worker {
     claim: (limit) => claimDue(db, { owner, limit, now: Date.now(), leaseMs: tuning.leaseMs, firstDelayMs: config.webhookRetrySchedule[0], sqlite }),
     // The attempt keeps its place until its result is written. A crash in between leaves
     // the attempt uncounted: it is made again, same number, when the lease runs out.
-    start: (c) => void queue.add(async () => writer.add(await attempt(c))).catch((err) => log.error({ err, delivery_id: c.id }, 'delivery attempt failed')),
+    start: (c) =>
+      void queue
+        .add(async () => {
+          const verdict = c.health === null && health.quiet ? GO : await gate(c);
+          if (verdict.send) return writer.add(await attempt(c));
+          return releaser.add({ deliveryId: c.id, claims: c.claims, until: verdict.until });
+        })
+        .catch((err) => log.error({ err, delivery_id: c.id }, 'delivery attempt failed')),
     freeSlots,
     inFlight: () => queue.pending,
     batchMin: tuning.claimBatchMin,
@@ -91,6 +119,7 @@ export function createDispatcher(services: Services): Worker {
     onError: (err) => log.warn({ err }, 'could not read the next due delivery'),
   });
 
+  const prober = createProber({ db, config, log, due: () => claims.wake() });
   const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: config.deliveryRetentionMs, everyMs: PRUNE_EVERY_MS, log });
 
   return dispatcherLifecycle({
@@ -99,8 +128,10 @@ export function createDispatcher(services: Services): Worker {
     claims,
     timer,
     pruner,
+    prober,
     queue,
     writer,
+    releaser,
     agent,
     sqliteThread,
     announce,
@@ -115,8 +146,10 @@ interface DispatcherParts {
   claims: ReturnType<typeof createClaimLoop<Claimed>>;
   timer: ReturnType<typeof createDueTimer>;
   pruner: ReturnType<typeof createPruner>;
+  prober: ReturnType<typeof createProber>;
   queue: PQueue;
   writer: ReturnType<typeof createResultWriter<AttemptResult>>;
+  releaser: ReturnType<typeof createResultWriter<Release>>;
   agent: ReturnType<typeof deliveryAgent>;
   sqliteThread: SqliteThread | null;
   announce: () => void;
@@ -145,6 +178,7 @@ function dispatcherLifecycle(p: DispatcherParts): Worker {
       });
       if (p.postgres) closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wake());
       pruner.start();
+      p.prober.start();
       // Resumes everything that fell due while no process was running.
       claims.wake();
     },
@@ -152,11 +186,13 @@ function dispatcherLifecycle(p: DispatcherParts): Worker {
       services.signals.off('deliveries', onLocalWork);
       timer.stop();
       pruner.stop();
+      p.prober.stop();
       await closeSources?.();
       // No new claims; attempts in flight finish and their results are written.
       await claims.stop();
       await queue.onIdle();
       await writer.drain();
+      await p.releaser.drain();
       await p.agent.close();
       await p.sqliteThread?.close();
     },

@@ -49,7 +49,8 @@ export async function receiversOf(trx: Knex | Knex.Transaction, events: NewEvent
 /**
  * Writes one pending delivery per (event, receiving webhook) in the caller's transaction,
  * so a committed event always has its deliveries (the outbox). The body is a reference
- * to the event's payload bytes, fixed when the event was written. Returns how many
+ * to the event's payload bytes, fixed when the event was written. A delivery to a paused
+ * webhook is written held (no next attempt). Returns how many
  * deliveries were written.
  */
 export async function writeDeliveries(trx: Knex | Knex.Transaction, events: NewEvent[], receivers: Webhook[][], eventIds: number[]): Promise<number> {
@@ -65,7 +66,8 @@ export async function writeDeliveries(trx: Knex | Knex.Transaction, events: NewE
         action: event.action ?? null,
         status: 'pending',
         attempts: 0,
-        next_attempt_at: now,
+        // A paused webhook's new deliveries are held from the start (SPEC §5.5).
+        next_attempt_at: hook.health.state === 'healthy' ? now : null,
         created_at: now,
       });
     }

@@ -23,6 +23,12 @@ export const WEBHOOK_FIELDS = {
     description: '`github`: every delivery also carries `X-GitHub-Event`, `X-GitHub-Delivery`, `X-GitHub-Hook-ID` and `X-Hub-Signature-256`.',
   },
   headers: HEADERS_FIELD,
+  max_rate: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 1000,
+    description: 'Deliveries per second at most; attempts over it wait, without failing and without spending an attempt. `null`: not paced.',
+  },
 } as const;
 
 /** A webhook to create: its URL at least. */

@@ -33,8 +33,24 @@ export interface Webhook {
   header_style: HeaderStyle;
   /** The names of its custom headers (their values stay sealed in the row, never read here). */
   header_names: string[];
+  /** Deliveries per second at most (SPEC §5.2), or null: not paced. */
+  max_rate: number | null;
+  /** Endpoint health (SPEC §5.5). */
+  health: WebhookHealth;
   created_at: number;
   updated_at: number;
+}
+
+/** Endpoint health states (SPEC §5.5). */
+export const HEALTH_STATES = ['healthy', 'paused', 'disabled'] as const;
+export type HealthState = (typeof HEALTH_STATES)[number];
+
+/** A webhook's health as stored: its state, since when and why, and while paused when the next probe goes. */
+export interface WebhookHealth {
+  state: HealthState;
+  since: number | null;
+  reason: string | null;
+  nextProbeAt: number | null;
 }
 
 /** A `webhooks` row as either driver gives it. */
@@ -51,6 +67,11 @@ interface WebhookRow {
   header_style: string;
   /** JSON: the custom headers' names. */
   header_names: string;
+  max_rate?: number | null;
+  health_state?: string;
+  health_since?: DbInt | null;
+  health_reason?: string | null;
+  probe_at?: DbInt | null;
   created_at: DbInt;
   updated_at: DbInt;
 }
@@ -69,6 +90,13 @@ export function toWebhook(row: WebhookRow): Webhook {
     branch_filter: row.branch_filter ?? null,
     header_style: row.header_style === 'github' ? 'github' : 'wharf',
     header_names: JSON.parse(row.header_names ?? '[]'),
+    max_rate: row.max_rate == null ? null : Number(row.max_rate),
+    health: {
+      state: (HEALTH_STATES as readonly string[]).includes(row.health_state ?? '') ? (row.health_state as HealthState) : 'healthy',
+      since: row.health_since == null ? null : Number(row.health_since),
+      reason: row.health_reason ?? null,
+      nextProbeAt: row.health_state === 'paused' && row.probe_at != null ? Number(row.probe_at) : null,
+    },
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 import { validationFailed } from '../errors/wharfError.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import type { Db } from '../db/connect.ts';
@@ -10,6 +11,7 @@ import { openCustomHeaders, sealCustomHeaders } from './headers.ts';
 import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
 import type { WebhookInput } from './input.ts';
+import { resumeWebhook } from './health.ts';
 
 /** Why a create or update was refused: a `validation_failed` naming the field (a JSON Pointer). */
 const refused = (path: string, message: string) => validationFailed([{ path, message }]);
@@ -66,6 +68,7 @@ export async function createWebhook(
           active: input.active ?? true,
           branch_filter: input.branch_filter ?? null,
           header_style: input.header_style ?? 'wharf',
+          max_rate: input.max_rate ?? null,
           ...sealCustomHeaders(config, input.headers ?? {}),
           created_at: now,
           updated_at: now,
@@ -84,8 +87,22 @@ export async function createWebhook(
   return { webhook, secret };
 }
 
-/** Applies a partial update (a new secret is sealed with the configuration's key); undefined when the webhook is gone. */
-export async function updateWebhook(db: Db, config: Config, id: number, input: WebhookInput): Promise<Webhook | undefined> {
+/**
+ * Applies a partial update (a new secret is sealed with the configuration's key); undefined
+ * when the webhook is gone. `active: true` on a paused or disabled webhook resumes it at
+ * once (SPEC §5.5): healthy, its held deliveries released in the order they were created.
+ */
+export async function updateWebhook(db: Db, config: Config, id: number, input: WebhookInput, log?: Logger): Promise<Webhook | undefined> {
+  if (input.active === true) {
+    const resumed = await resumeWebhook(db, id);
+    if (resumed && resumed.was !== 'healthy') {
+      log?.info(
+        { webhook_id: id, was: resumed.was, held_released: resumed.released },
+        'webhook resumed by its owner; %d held deliveries released',
+        resumed.released,
+      );
+    }
+  }
   const patch: Record<string, unknown> = { updated_at: Date.now() };
   if (input.url !== undefined) patch.url = input.url;
   if (input.secret !== undefined) patch.secret = sealWebhookSecret(config, input.secret);
@@ -93,6 +110,7 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
   if (input.active !== undefined) patch.active = input.active;
   if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
   if (input.header_style !== undefined) patch.header_style = input.header_style;
+  if (input.max_rate !== undefined) patch.max_rate = input.max_rate;
   // The whole set is replaced; `{}` removes every custom header.
   if (input.headers !== undefined) Object.assign(patch, sealCustomHeaders(config, input.headers));
   try {

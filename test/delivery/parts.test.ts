@@ -59,6 +59,9 @@ const result = (c: Claimed, over: Partial<AttemptResult> = {}): AttemptResult =>
   requestHeaders: {},
   responseHeaders: {},
   responseBody: 'ok',
+  hookId: c.hookId,
+  health: null,
+  retryAfterAt: null,
   ...over,
 });
 

@@ -54,6 +54,9 @@ const result = (deliveryId: number, attempt: number, over: Partial<AttemptResult
   requestHeaders: { 'x-service-delivery-attempt': String(attempt) },
   responseHeaders: { 'content-type': 'text/plain' },
   responseBody: 'ok',
+  hookId: 0,
+  health: null,
+  retryAfterAt: null,
   ...over,
 });
 

@@ -52,7 +52,11 @@ export interface ServeOptions {
  */
 export async function startServeProcess(env: Record<string, string>, options: ServeOptions | number = {}): Promise<ServeProcess> {
   const { t, timeoutMs = 120_000 } = typeof options === 'number' ? { timeoutMs: options } : options;
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], {
+    // Tests of attempt schedules make receivers fail many times in a row: a pause threshold they never reach (endpoint health's own tests set theirs).
+    env: { ...process.env, WEBHOOK_PAUSE_AFTER: '1000000', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const kill = async () => {

@@ -66,6 +66,8 @@ export async function startWharf(
       LOG_LEVEL: 'info',
       // Tests make many requests from one address: a quota they never reach (the rate limit's own tests set theirs).
       RATE_LIMIT: '1000000/1h',
+      // Tests of attempt schedules make receivers fail many times in a row: a threshold they never reach (endpoint health's own tests set theirs).
+      WEBHOOK_PAUSE_AFTER: '1000000',
       ...options.env,
     },
     { validateResponses: true, ...options.config },

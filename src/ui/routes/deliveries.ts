@@ -3,6 +3,8 @@ import type Router from '@koa/router';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import { insertPing } from '../../webhooks/ping.ts';
+import { heldCounts, resumeWebhook } from '../../webhooks/health.ts';
+import { healthBanner } from '../pages/health.ts';
 import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery as DeliveryRow } from '../../webhooks/deliveries.ts';
 import { countDeliveries, listDeliveries, MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../../webhooks/history.ts';
 import { checkRedeliveryTimes, redeliveryWindow } from '../../webhooks/input.ts';
@@ -85,6 +87,7 @@ async function webhookPage(ctx: Context, services: Services) {
       head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
     },
     html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
+    ${healthBanner(ctx, { health: hook.health, held: (await heldCounts(db, [id])).get(id) ?? 0 }, `${here}/resume`)}
     <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}${hook.header_style === 'github' ? html` · GitHub's header names too` : ''}${hook.header_names.length ? html` · custom headers ${hook.header_names.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`)}` : ''}</p>
     <div class="actions">
       <form method="post" action="${here}/ping" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Ping</button></form>
@@ -126,6 +129,20 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
     await insertPing(db, config, scope.owner, user, hook);
     notifyDeliveries(services);
     redirectWithFlash(ctx, `${pageBase}/${id}`, 'Ping sent.');
+  });
+
+  // Resume a paused or disabled webhook at once (SPEC §5.5), as PATCH active: true does.
+  router.post(`${base}/resume`, async (ctx) => {
+    const scope = await hookContext(ctx, services);
+    const { id } = await hookOf(services, scope, ctx.params.id);
+    const resumed = await resumeWebhook(db, id, services.log);
+    notifyDeliveries(services);
+    const released = resumed?.released ?? 0;
+    redirectWithFlash(
+      ctx,
+      `${scope.pageBase}/${id}`,
+      `Webhook resumed; ${released === 1 ? '1 held delivery is' : `${released} held deliveries are`} being sent.`,
+    );
   });
 
   router.post(`${base}/deliveries/:did/redeliver`, async (ctx) => {

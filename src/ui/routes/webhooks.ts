@@ -28,6 +28,8 @@ import {
   type HookValues,
 } from '../pages/webhookForm.ts';
 import { readerFor, type SeenRepo } from '../reader.ts';
+import { heldCounts } from '../../webhooks/health.ts';
+import { healthBadge } from '../pages/health.ts';
 import { requireUser } from '../user.ts';
 
 /** A webhook as the pages show it (never its secret). */
@@ -38,6 +40,8 @@ export interface Hook {
   active: boolean;
   branch_filter: string | null;
   last_delivery: { result: 'Success' | 'Failed' | null; status_code: number | null; timestamp: number | null } | null;
+  health: Webhook['health'];
+  held: number;
 }
 
 /** The views of webhooks, each with its latest delivery. */
@@ -45,6 +49,10 @@ export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
   const last = await lastDeliveries(
     db,
     hooks.map((h) => h.id),
+  );
+  const held = await heldCounts(
+    db,
+    hooks.filter((h) => h.health.state !== 'healthy').map((h) => h.id),
   );
   return hooks.map((h) => {
     const d = last.get(h.id);
@@ -55,6 +63,8 @@ export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
       active: h.active,
       branch_filter: h.branch_filter,
       last_delivery: d ? { result: resultLabel(d.status), status_code: d.status_code, timestamp: d.last_attempt_at } : null,
+      health: h.health,
+      held: held.get(h.id) ?? 0,
     };
   });
 }
@@ -189,7 +199,7 @@ async function listPage(ctx: Context, services: Services) {
     (
       h,
     ) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
-    <td>${eventsLabel(h.events)}</td><td>${h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
+    <td>${eventsLabel(h.events)}</td><td>${h.health.state !== 'healthy' ? healthBadge(h) : h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
     <td class="row-actions"><a href="${pageBase}/${h.id}/edit">Edit</a> <a href="${pageBase}/${h.id}/delete" class="danger">Delete</a></td></tr>`,
   );
   const table = hooks.length
@@ -252,7 +262,7 @@ async function addFromForm(ctx: Context, services: Services) {
 
 /** Repository → Settings → Webhooks (and, under ORG_HOOKS, Organization → Settings → Webhooks): list, add, edit, delete with a confirmation page. */
 export function webhookRoutes(router: Router, services: Services, base = '/:org/:repo/settings/hooks') {
-  const { db, config } = services;
+  const { db, config, log } = services;
 
   router.get(base, (ctx) => listPage(ctx, services));
 
@@ -284,7 +294,7 @@ export function webhookRoutes(router: Router, services: Services, base = '/:org/
     const { input, errors } = await toInput(services, values, true, scope.ofOrg, await currentCustomHeaders(db, id));
     if (!input) return formPage(ctx, scope, `${pageBase}/${id}`, values, errors!, true);
     try {
-      if (!(await updateWebhook(db, config, id, input))) throw new PageError(404, 'Not found', 'Webhook not found');
+      if (!(await updateWebhook(db, config, id, input, log))) throw new PageError(404, 'Not found', 'Webhook not found');
     } catch (err) {
       return formPage(ctx, scope, `${pageBase}/${id}`, values, refusedErrors(err), true);
     }

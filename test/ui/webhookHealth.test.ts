@@ -1,0 +1,45 @@
+import t from 'tap';
+import { buildRepo } from '../helpers/wharf.ts';
+import { openBrowser, screenshot, signIn, startUiWharf } from './browser.ts';
+import { startReceiver } from '../delivery/receiver.ts';
+import { raise } from '../delivery/build.ts';
+import { deliveriesSettled, waitFor } from '../helpers/wait.ts';
+
+t.test('a paused webhook says so on its page and in the list, with the reason, held deliveries and next probe; Resume sends them', async (t) => {
+  const w = await startUiWharf(t, {
+    env: { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_PAUSE_AFTER: '2', WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms', WEBHOOK_PROBE_AFTER: '1h' },
+  });
+  const repo = await buildRepo(w, 'demo', 'widgets');
+  let down = true;
+  const rx = await startReceiver(t, (r) => (r.event === 'ping' || !down ? {} : { status: 503, body: 'maintenance' }));
+  const created = await w.api('POST', '/api/v1/repos/demo/widgets/webhooks', { body: { url: `${rx.url}/h`, secret: 's' } });
+  const id = created.body.id;
+  await raise(w, repo, [{ type: 'push', n: 3 }]);
+  await waitFor(async () => (await w.api('GET', `/api/v1/repos/demo/widgets/webhooks/${id}`)).body.health.state === 'paused', { what: 'the pause' });
+  const held = (await w.api('GET', `/api/v1/repos/demo/widgets/webhooks/${id}`)).body.health.held;
+  t.ok(held >= 1, 'deliveries are held');
+
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks`);
+  const row = await page.textContent('table');
+  t.match(row, 'Paused', 'the list says Paused');
+  t.match(row, '503 Service Unavailable', '… and why');
+  t.match(row, `${held} deliver`, '… and how many are held');
+
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${id}`);
+  const banner = await page.textContent('#health');
+  t.match(banner, /Paused since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, 'the page says since when');
+  t.match(banner, '503 Service Unavailable');
+  t.match(banner, `${held} deliver`);
+  t.match(banner, /next probe .* goes \d{4}-/i, 'the next probe');
+  await screenshot(page, 'webhook-paused');
+
+  down = false;
+  await page.click('#health button:has-text("Resume")');
+  t.match(await page.textContent('.flash'), /Webhook resumed; \d+ held deliver/);
+  t.equal(await page.locator('#health').count(), 0, 'no banner once resumed');
+  await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries' });
+  const { body } = await w.api('GET', `/api/v1/webhooks/${id}/deliveries?status=success`);
+  t.ok(body.successful >= 4, 'the ping and the three pushes succeeded');
+});

@@ -1,0 +1,229 @@
+import t from 'tap';
+import type { Test } from 'tap';
+import { startWharf, buildRepo, type TestWharf } from '../helpers/wharf.ts';
+import { startReceiver, type Received } from '../delivery/receiver.ts';
+import { allDeliveries, buildWebhook, raise } from '../delivery/build.ts';
+import { deliveriesSettled, waitFor } from '../helpers/wait.ts';
+
+// Endpoint health (SPEC §5.5) and pacing (§5.2 max_rate) through a real server and a real
+// receiver: pause after failures in a row, held deliveries that spend no attempt, probes
+// that back off and resume, 410 Gone, Retry-After for the whole webhook, deactivation
+// after WEBHOOK_DISABLE_AFTER, and max_rate.
+
+const base = { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_TIMEOUT: '2s' };
+
+const hookApi = (w: TestWharf, hook: { id: number }) => `/api/v1/repos/acme/app/webhooks/${hook.id}`;
+const getHook = async (w: TestWharf, hook: { id: number }) => (await w.api('GET', hookApi(w, hook))).body;
+const pushes = (rx: { received: Received[] }) => rx.received.filter((r) => r.event === 'push');
+
+/** A receiver that answers 500 while `state.down`, else `state.answer` (200 by default); pings always succeed. */
+async function switchable(t: Test) {
+  const state: { down: boolean; status: number; headers?: Record<string, string> } = { down: false, status: 200 };
+  const rx = await startReceiver(t, (r) =>
+    r.event === 'ping' ? {} : state.down ? { status: 500, body: 'down' } : { status: state.status, headers: state.headers },
+  );
+  return { rx, state };
+}
+
+async function setup(t: Test, env: Record<string, string>, hookBody: Record<string, unknown> = {}) {
+  const w = await startWharf(t, { env: { ...base, ...env } });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const { rx, state } = await switchable(t);
+  const hook = await buildWebhook(w, repo, rx, hookBody);
+  await waitFor(() => rx.received.some((r) => r.event === 'ping'), { what: 'the creation ping' });
+  return { w, repo, rx, state, hook };
+}
+
+t.test(
+  'failures in a row pause the webhook; held deliveries spend nothing; a failed probe backs off; the first 2xx resumes them from attempt 1, in order',
+  async (t) => {
+    const { w, repo, rx, state, hook } = await setup(t, {
+      WEBHOOK_PAUSE_AFTER: '3',
+      WEBHOOK_RETRY_SCHEDULE: '0s,200ms,200ms,200ms,200ms',
+      WEBHOOK_PROBE_AFTER: '1s',
+    });
+    t.same((await getHook(w, hook)).health, { state: 'healthy' }, 'a new webhook is healthy');
+    state.down = true;
+    await raise(w, repo, [{ type: 'push' }]);
+    const paused = await waitFor(
+      async () => {
+        const h = await getHook(w, hook);
+        return h.health.state === 'paused' ? h : null;
+      },
+      { what: 'the webhook to pause' },
+    );
+    t.equal(pushes(rx).length, 3, 'paused after 3 failed attempts in a row');
+    t.match(paused.health, { state: 'paused', reason: '500 Internal Server Error', held: 1 });
+    t.ok(Date.parse(paused.health.next_probe_at) > Date.parse(paused.health.since), 'the next probe is after the pause');
+    t.equal(paused.active, true, 'a paused webhook stays active');
+    t.match(w.logs.join(''), /webhook paused after 3 failed attempts in a row/);
+    const metrics = await (await fetch(`${w.url}/metrics`)).text();
+    t.match(metrics, /wharf_webhook_health\{state="paused"\} 1/);
+    t.match(metrics, /wharf_webhook_held_deliveries 1/);
+
+    // Three new events while paused: created, held, not sent.
+    await raise(w, repo, [{ type: 'push', n: 3 }]);
+    const { counts } = await allDeliveries(w, hook.id);
+    t.equal(counts.pending, 4, 'the new deliveries are created (pending)');
+    t.equal((await getHook(w, hook)).health.held, 4, '… and held');
+
+    // The first probe (the oldest held delivery's next attempt, its 4th) fails: the next waits twice as long.
+    await waitFor(() => pushes(rx).length === 4, { what: 'the first probe' });
+    const probe = pushes(rx)[3];
+    t.equal(probe.attempt, 4, "the probe is the oldest held delivery's next attempt");
+    t.equal(probe.guid, pushes(rx)[0].guid);
+    const backedOff = await waitFor(
+      async () => {
+        const h = await getHook(w, hook);
+        return h.health.next_probe_at && Date.parse(h.health.next_probe_at) > probe.at + 1500 ? h : null;
+      },
+      { what: 'the probe to back off' },
+    );
+    t.equal(backedOff.health.state, 'paused');
+    t.equal(backedOff.health.held, 4, 'the probed delivery is held again');
+    t.ok(Date.parse(backedOff.health.next_probe_at) - probe.at >= 1900, 'the second probe waits about twice the first interval');
+    t.equal(pushes(rx).length, 4, 'nothing else was sent while paused');
+
+    state.down = false;
+    await deliveriesSettled(w.running.services.db, {}, { what: 'every held delivery to be delivered' });
+    const sent = pushes(rx);
+    t.equal(sent.length, 8, 'one more attempt of the probed delivery, one of each held one');
+    t.same(
+      sent.slice(4).map((r) => r.attempt),
+      [5, 1, 1, 1],
+      'the probe resumes the webhook with its 5th attempt; the held deliveries go out as attempt 1',
+    );
+    const { deliveries } = await allDeliveries(w, hook.id);
+    const created = deliveries
+      .filter((d: any) => d.event === 'push')
+      .sort((a: any, b: any) => a.id - b.id)
+      .map((d: any) => d.guid);
+    t.same(
+      sent.slice(5).map((r) => r.guid),
+      created.slice(1),
+      'in the order they were created',
+    );
+    t.ok(
+      deliveries.every((d: any) => d.status === 'success'),
+      'every delivery succeeded',
+    );
+    t.same((await getHook(w, hook)).health, { state: 'healthy' }, 'healthy again');
+    t.match(w.logs.join(''), /webhook resumed: a probe succeeded; 3 held deliveries released/);
+  },
+);
+
+t.test('a 410 Gone deactivates the webhook at once and holds the rest; active: true releases them', async (t) => {
+  const { w, repo, rx, state, hook } = await setup(t, { WEBHOOK_CONCURRENCY: '1', WEBHOOK_RETRY_SCHEDULE: '0s,200ms' });
+  state.status = 410;
+  await raise(w, repo, [{ type: 'push', n: 3 }]);
+  const disabled = await waitFor(
+    async () => {
+      const h = await getHook(w, hook);
+      return h.health.state === 'disabled' && h.health.held === 2 ? h : null;
+    },
+    { what: 'the webhook to be disabled with 2 held' },
+  );
+  t.match(disabled, { active: false, health: { state: 'disabled', reason: '410 Gone', held: 2, next_probe_at: null } });
+  t.equal(pushes(rx).length, 1, 'one attempt got the 410; the others were never sent');
+  const gone = (await allDeliveries(w, hook.id)).deliveries.find((d: any) => d.status_code === 410);
+  t.match(gone, { status: 'failed', attempts: 1 }, 'the delivery that got the 410 is not retried');
+  t.match(w.logs.join(''), /webhook disabled: its receiver answered 410 Gone/);
+
+  state.status = 200;
+  const res = await w.api('PATCH', hookApi(w, hook), { body: { active: true } });
+  t.equal(res.status, 200);
+  t.match(res.body, { active: true, health: { state: 'healthy' } });
+  await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries' });
+  t.same(
+    pushes(rx)
+      .slice(1)
+      .map((r) => [r.attempt, r.signatureOk]),
+    [
+      [1, true],
+      [1, true],
+    ],
+    'released and sent as attempt 1',
+  );
+  t.match(w.logs.join(''), /webhook resumed by its owner; 2 held deliveries released/);
+});
+
+t.test("a 503 with Retry-After puts the webhook's next attempts, of every delivery, no earlier than that", async (t) => {
+  const { w, repo, rx, state, hook } = await setup(t, { WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms' });
+  state.status = 503;
+  state.headers = { 'retry-after': '4' };
+  await raise(w, repo, [{ type: 'push' }]);
+  await waitFor(() => pushes(rx).length === 1, { what: 'the first attempt' });
+  state.status = 200;
+  state.headers = undefined;
+  const first = pushes(rx)[0];
+  await raise(w, repo, [{ type: 'push' }]);
+  await deliveriesSettled(w.running.services.db, {}, { what: 'both deliveries' });
+  const [, second, third] = pushes(rx);
+  t.equal(second.guid, first.guid);
+  t.equal(second.attempt, 2, 'the wait used no attempt');
+  t.ok(second.at - first.at >= 4000, `the retry came ${second.at - first.at} ms later (at least 4 s)`);
+  t.equal(third.attempt, 1);
+  t.ok(third.at - first.at >= 4000, "another delivery's attempt waited too");
+  const { deliveries } = await allDeliveries(w, hook.id);
+  t.ok(deliveries.every((d: any) => d.status === 'success'));
+});
+
+t.test('max_rate paces a webhook: deliveries over it wait, none fails, no attempt spent', async (t) => {
+  const { w, repo, rx, hook } = await setup(t, {}, { max_rate: 5 });
+  t.equal(hook.max_rate, 5);
+  await raise(w, repo, [{ type: 'push', n: 20 }]);
+  await deliveriesSettled(w.running.services.db, {}, { what: '20 paced deliveries' });
+  const sent = pushes(rx);
+  t.equal(sent.length, 20, 'each sent once');
+  t.ok(
+    sent.every((r) => r.attempt === 1),
+    'every one as attempt 1',
+  );
+  const span = sent[19].at - sent[0].at;
+  t.ok(span >= 3500, `20 deliveries at 5 a second took ${span} ms (at least ~3.8 s)`);
+  for (let i = 5; i < sent.length; i++) t.ok(sent[i].at - sent[i - 5].at >= 900, `no more than 5 in any second (${i})`);
+  const { deliveries } = await allDeliveries(w, hook.id);
+  t.ok(deliveries.every((d: any) => d.status === 'success'));
+  const bad = await w.api('PATCH', hookApi(w, hook), { body: { max_rate: 0 } });
+  t.equal(bad.status, 422);
+  t.equal((await w.api('PATCH', hookApi(w, hook), { body: { max_rate: 1001 } })).status, 422);
+  t.equal((await w.api('PATCH', hookApi(w, hook), { body: { max_rate: null } })).body.max_rate, null, 'null: not paced');
+});
+
+t.test(
+  'a webhook paused for WEBHOOK_DISABLE_AFTER is deactivated; its held deliveries fail "webhook disabled" and bulk redelivery brings them back',
+  async (t) => {
+    const { w, repo, rx, state, hook } = await setup(t, {
+      WEBHOOK_PAUSE_AFTER: '2',
+      WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms',
+      WEBHOOK_PROBE_AFTER: '1h',
+      WEBHOOK_DISABLE_AFTER: '2s',
+    });
+    state.down = true;
+    await raise(w, repo, [{ type: 'push', n: 2 }]);
+    const disabled = await waitFor(
+      async () => {
+        const h = await getHook(w, hook);
+        return h.health.state === 'disabled' ? h : null;
+      },
+      { what: 'the webhook to be disabled' },
+    );
+    t.match(disabled, { active: false, health: { state: 'disabled', held: 0 } });
+    t.match(disabled.health.reason, /paused too long/);
+    const { deliveries } = await allDeliveries(w, hook.id);
+    const failed = deliveries.filter((d: any) => d.event === 'push');
+    t.ok(
+      failed.every((d: any) => d.status === 'failed' && d.error === 'webhook disabled' && d.attempts < 3),
+      'held deliveries ended failed with their attempts unspent',
+    );
+    const sentBefore = pushes(rx).length;
+    state.down = false;
+    t.equal((await w.api('PATCH', hookApi(w, hook), { body: { active: true } })).body.health.state, 'healthy');
+    const redo = await w.api('POST', `/api/v1/webhooks/${hook.id}/deliveries/redeliver`, { body: { since: new Date(Date.now() - 60_000).toISOString() } });
+    t.equal(redo.status, 202);
+    t.equal(redo.body.redelivered, 2);
+    await deliveriesSettled(w.running.services.db, {}, { what: 'the redeliveries' });
+    t.equal(pushes(rx).length, sentBefore + 2, 'both delivered again');
+    t.match(w.logs.join(''), /webhook disabled: paused too long/);
+  },
+);
