@@ -43,3 +43,25 @@ t.test('a paused webhook says so on its page and in the list, with the reason, h
   const { body } = await w.api('GET', `/api/v1/webhooks/${id}/deliveries?status=success`);
   t.ok(body.successful >= 4, 'the ping and the three pushes succeeded');
 });
+
+t.test('the webhook form sets and clears max_rate; a bad value is named on its field', async (t) => {
+  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  await buildRepo(w, 'demo', 'widgets');
+  const rx = await startReceiver(t);
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
+  await page.fill('#url', `${rx.url}/paced`);
+  await page.getByLabel('Most deliveries per second').fill('many');
+  await page.click('button:has-text("Add webhook")');
+  t.ok(await page.locator('#max_rate[aria-invalid="true"]').count(), 'a word is refused on the field');
+  await page.getByLabel('Most deliveries per second').fill('5');
+  await page.click('button:has-text("Add webhook")');
+  const [hook] = (await w.api('GET', '/api/v1/repos/demo/widgets/webhooks')).body;
+  t.equal(hook.max_rate, 5);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${hook.id}/edit`);
+  t.equal(await page.getByLabel('Most deliveries per second').inputValue(), '5', 'the edit form shows it');
+  await page.getByLabel('Most deliveries per second').fill('');
+  await page.click('button:has-text("Update webhook")');
+  t.equal((await w.api('GET', `/api/v1/repos/demo/widgets/webhooks/${hook.id}`)).body.max_rate, null, 'emptied: not paced');
+});

@@ -31,6 +31,8 @@ export interface HookValues {
   branchFilter: string;
   /** `wharf` or `github` (anything else is named by the checker). */
   headerStyle: string;
+  /** Deliveries per second at most, as typed ('' for none). */
+  maxRate: string;
   /** Custom header rows: a name, a value (blank on an existing header: keep it), and whether to remove it. Values are never shown. */
   headers: HeaderRow[];
 }
@@ -50,6 +52,7 @@ export function valuesFromRecord(record: {
   branch_filter: string | null;
   header_style: string;
   header_names: string[];
+  max_rate: number | null;
 }): HookValues {
   const mode = record.events.includes('*') ? 'all' : record.events.length === 1 && record.events[0] === 'push' ? 'push' : 'select';
   return {
@@ -60,6 +63,7 @@ export function valuesFromRecord(record: {
     active: record.active,
     branchFilter: record.branch_filter ?? '',
     headerStyle: record.header_style,
+    maxRate: record.max_rate === null ? '' : String(record.max_rate),
     headers: record.header_names.map((name) => ({ name, value: '', remove: false })),
   };
 }
@@ -75,6 +79,7 @@ export function valuesFromForm(form: URLSearchParams): HookValues {
     active: form.get('active') === 'on',
     branchFilter: (form.get('branch_filter') ?? '').trim(),
     headerStyle: form.get('header_style') ?? 'wharf',
+    maxRate: (form.get('max_rate') ?? '').trim(),
     headers: headerRows(form),
   };
 }
@@ -112,6 +117,7 @@ export function fieldErrors(details: { path: string; message: string }[], fallba
     content_type: 'content_type',
     header_style: 'header_style',
     headers: 'headers',
+    max_rate: 'max_rate',
   };
   for (const d of details) {
     const key = fields[d.path.split('/')[1] ?? ''] ?? '_';
@@ -175,6 +181,9 @@ export function webhookForm(
     <option value="github" ${values.headerStyle === 'github' ? html`selected` : ''}>Wharf's and GitHub's (also X-GitHub-Event, X-Hub-Signature-256 …), for receivers written for GitHub</option>
   </select>
   ${fieldError(errors, 'header_style')}
+  <label for="max_rate">Most deliveries per second <span class="muted">(optional, 1 to ${WEBHOOK_FIELDS.max_rate.maximum}; deliveries over it wait their turn, without failing)</span></label>
+  <input id="max_rate" name="max_rate" inputmode="numeric" maxlength="4" value="${values.maxRate}" ${invalid(errors, 'max_rate')}>
+  ${fieldError(errors, 'max_rate')}
   ${headersFieldset(values.headers, errors, editing)}
   <label class="choice"><input type="checkbox" name="active" ${checked(values.active)}> Active <span class="muted">— deliveries are sent when events happen</span></label>
   ${fieldError(errors, 'active')}

@@ -164,6 +164,8 @@ async function toInput(
   if (values.secret !== '') body.secret = values.secret;
   if (values.branchFilter !== '') body.branch_filter = values.branchFilter;
   else if (editing) body.branch_filter = null;
+  if (values.maxRate !== '') body.max_rate = /^\d{1,7}$/.test(values.maxRate) ? Number(values.maxRate) : values.maxRate;
+  else if (editing) body.max_rate = null;
   const checked = await checkWebhookInput(services.config, body);
   return checked.problems ? { errors: fieldErrors(checked.problems, 'Validation failed') } : { input: checked.input };
 }
@@ -272,7 +274,7 @@ export function webhookRoutes(router: Router, services: Services, base = '/:org/
       ctx,
       scope,
       scope.pageBase,
-      { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf', headers: [] },
+      { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf', maxRate: '', headers: [] },
       {},
       false,
     );
