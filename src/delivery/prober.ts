@@ -91,11 +91,16 @@ export function createProber(o: { db: Db; config: Pick<Config, 'webhookDisableAf
     running = true;
     try {
       const now = Date.now();
-      for (const d of await disableStale(o.db, now, o.config.webhookDisableAfterMs)) {
-        o.log.warn({ webhook_id: d.id, reason: d.reason, held_failed: d.failed }, 'webhook disabled: paused too long; %d held deliveries failed', d.failed);
+      // Two indexed reads decide whether there is anything to do: most ticks write nothing.
+      let due = 0;
+      if (await o.db('webhooks').whereNot('health_state', 'healthy').first('id')) {
+        for (const d of await disableStale(o.db, now, o.config.webhookDisableAfterMs)) {
+          o.log.warn({ webhook_id: d.id, reason: d.reason, held_failed: d.failed }, 'webhook disabled: paused too long; %d held deliveries failed', d.failed);
+        }
+        due += await makeProbesDue(o.db, now, leaseMs);
       }
-      const made = (await makeProbesDue(o.db, now, leaseMs)) + (await releaseStray(o.db, now));
-      if (made > 0) o.due();
+      if (await o.db('deliveries').where('status', 'pending').whereNull('next_attempt_at').first('id')) due += await releaseStray(o.db, now);
+      if (due > 0) o.due();
     } catch (err) {
       o.log.warn({ err }, 'endpoint health tick failed');
     } finally {

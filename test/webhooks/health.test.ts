@@ -4,6 +4,7 @@ import { startWharf, buildRepo, type TestWharf } from '../helpers/wharf.ts';
 import { startReceiver, type Received } from '../delivery/receiver.ts';
 import { allDeliveries, buildWebhook, raise } from '../delivery/build.ts';
 import { deliveriesSettled, waitFor } from '../helpers/wait.ts';
+import { retryAfterAt } from '../../src/delivery/schedule.ts';
 
 // Endpoint health (SPEC §5.5) and pacing (§5.2 max_rate) through a real server and a real
 // receiver: pause after failures in a row, held deliveries that spend no attempt, probes
@@ -227,3 +228,13 @@ t.test(
     t.match(w.logs.join(''), /webhook disabled: paused too long/);
   },
 );
+
+t.test('Retry-After is read as seconds or an HTTP date, on 429 and 503 only, and capped at one hour', async (t) => {
+  const now = Date.parse('2026-11-25T10:00:00Z');
+  t.equal(retryAfterAt(503, '4', now), now + 4000);
+  t.equal(retryAfterAt(429, 'Wed, 25 Nov 2026 10:00:30 GMT', now), now + 30_000);
+  t.equal(retryAfterAt(503, '86400', now), now + 3_600_000, 'a day is cut to an hour');
+  t.equal(retryAfterAt(429, 'Thu, 26 Nov 2026 10:00:00 GMT', now), now + 3_600_000);
+  t.equal(retryAfterAt(500, '4', now), null, 'a 500 has no say');
+  t.equal(retryAfterAt(503, 'soon', now), null, 'unreadable: ignored');
+});
