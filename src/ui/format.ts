@@ -18,3 +18,11 @@ export function shortSha(sha: string): string {
 export function plural(n: number, word: string, many = `${word}s`): string {
   return `${n} ${n === 1 ? word : many}`;
 }
+
+/**
+ * Text that may break after `/`, `.`, `-`, `?`, `&`, `=`, `_` and `:` (a <wbr> after each),
+ * so a URL or a GUID wraps between its parts on a narrow screen instead of mid-word or not at all.
+ */
+export function breakable(text: string): SafeHtml {
+  return html`${text.split(/(?<=[/.\-?&=_:])/).map((part, i) => (i ? html`<wbr>${part}` : part))}`;
+}

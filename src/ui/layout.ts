@@ -25,11 +25,12 @@ export function csrfField(ctx: Context): SafeHtml {
 function header(ctx: Context): SafeHtml {
   const { session } = ui(ctx);
   const account = session
-    ? html`<a href="/-/import">Import repository</a>
-        <span class="who" title="Signed in">${session.login}</span>
+    ? html`<a href="/-/import">Import<span class="wide-only"> repository</span></a>
+        <span class="who" title="Signed in as ${session.login}"><span class="sr-only">Signed in as </span>${session.login}</span>
         <form method="post" action="/-/logout" class="inline">${csrfField(ctx)}<button type="submit" class="link">Sign out</button></form>`
     : html`<a href="/-/login" class="button">Sign in</a>`;
-  return html`<header class="top"><div class="wrap"><a href="/" class="brand">⚓ Wharf</a><nav>${account}</nav></div></header>`;
+  // One line at any width: the nav shrinks (a long login is cut with an ellipsis) before it wraps.
+  return html`<header class="top"><div class="wrap"><a href="/" class="brand"><span aria-hidden="true">⚓ </span>Wharf</a><nav aria-label="Account">${account}</nav></div></header>`;
 }
 
 function crumbs(list: Crumb[] | undefined): SafeHtml | '' {
@@ -59,8 +60,9 @@ export function renderPage(ctx: Context, options: PageOptions, body: SafeHtml): 
 ${options.head ?? ''}
 </head>
 <body>
+<a class="skip-link" href="#main">Skip to main content</a>
 ${ctx.state.ui ? header(ctx) : ''}
-<main class="wrap">
+<main id="main" class="wrap" tabindex="-1">
 ${crumbs(options.crumbs)}
 ${message}
 ${body}

@@ -1,35 +1,83 @@
 import type { Context } from 'koa';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
-import { timeTag } from '../format.ts';
+import { breakable, timeTag } from '../format.ts';
+import type { Delivery } from '../../webhooks/deliveries.ts';
+import type { DeliverySummary } from '../../webhooks/summaries.ts';
+import type { AttemptRecord } from '../../webhooks/deliveries.ts';
 
-/** A delivery as the list gives it, with the detail fields (SPEC §5.3) when they were read. */
-export interface Delivery {
-  id: number;
-  guid: string;
-  event: string;
-  action: string | null;
-  status: 'pending' | 'success' | 'failed';
-  result: string | null;
-  status_code: number | null;
-  error: string | null;
-  attempts: number;
-  timestamp: string | null;
-  duration_ms: number | null;
-  redelivery: boolean;
-  created_at: string;
-  next_attempt_at?: string | null;
-  attempts_log?: { timestamp?: string; time?: string; status_code?: number | null; error?: string | null; duration_ms?: number | null }[];
-  request?: { headers?: unknown; body?: unknown };
-  response?: { status?: number | null; headers?: unknown; body?: unknown } | null;
+/** Where a delivery stands, in words: the badge, its colour, and the attempt line beside it. */
+export interface DeliveryState {
+  kind: 'ok' | 'bad' | 'wait';
+  /** `Delivered 200`, `Failed 500`, `Failed timeout`, `Retrying`, `Queued`. */
+  label: string;
 }
 
-/** The result as the list shows it: `Success`, `Failed 500`, `Failed timeout`, `Pending`. */
-export function deliveryResult(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts'>): string {
-  if (d.status === 'success') return 'Success';
-  // A pending delivery whose last attempt failed shows that failure; the retry is noted beside it.
-  if (d.status === 'pending' && !(d.attempts > 0 && (d.status_code || d.error))) return 'Pending';
-  return `Failed ${d.status_code ?? d.error ?? ''}`.trim();
+/** How many attempts a delivery gets: the retry schedule's length (never fewer than it has made). */
+export function attemptLimit(d: Pick<Delivery, 'attempts'>, scheduleLength: number): number {
+  return Math.max(scheduleLength, d.attempts);
+}
+
+/** The last attempt's outcome: its status code, or the error when no answer came. */
+function outcome(d: Pick<Delivery, 'status_code' | 'error'>): string {
+  return String(d.status_code ?? d.error ?? 'no answer');
+}
+
+/** The badge of a delivery: success, failure for good, retrying (an attempt failed, another is due) or queued (none made yet). */
+export function deliveryState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts'>): DeliveryState {
+  if (d.status === 'success') return { kind: 'ok', label: `Delivered${d.status_code ? ` ${d.status_code}` : ''}` };
+  if (d.status === 'failed') return { kind: 'bad', label: `Failed ${outcome(d)}` };
+  return d.attempts > 0 ? { kind: 'wait', label: 'Retrying' } : { kind: 'wait', label: 'Queued' };
+}
+
+/** The webhook list's one-line state of a webhook's last delivery: `Delivered`, `Failed 500`, `Retrying (attempt 2 of 4)`, `Queued`. */
+export function shortState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts'>, scheduleLength: number): DeliveryState {
+  const state = deliveryState(d);
+  if (d.status === 'success') return { kind: 'ok', label: 'Delivered' };
+  if (state.label === 'Retrying') return { ...state, label: `Retrying (attempt ${d.attempts + 1} of ${attemptLimit(d, scheduleLength)})` };
+  return state;
+}
+
+/**
+ * The attempts of a delivery in words: `attempt 1 of 4 in 12 ms` when it ended; while it
+ * retries, the failed attempt and the next one with its time; while queued, the first.
+ */
+export function attemptLine(d: Delivery, scheduleLength: number): SafeHtml {
+  const of = attemptLimit(d, scheduleLength);
+  const took = d.duration_ms !== null ? html` in ${d.duration_ms} ms` : '';
+  if (d.status !== 'pending') return html`attempt ${d.attempts} of ${of}${took}`;
+  const next = d.next_attempt_at !== null ? html`, next at ${timeTag(d.next_attempt_at)}` : '';
+  if (d.attempts === 0) return html`attempt 1 of ${of}${next}`;
+  return html`attempt ${d.attempts} of ${of} failed (${outcome(d)}${took}) · attempt ${d.attempts + 1} of ${of}${next}`;
+}
+
+/**
+ * What a delivery was: `push main`, `tag v1.2`, `issue opened #12`,
+ * `pull_request synchronize #3`, `release published v1.2`, `ping`.
+ */
+export function deliveryLabel(d: Pick<DeliverySummary, 'event' | 'action' | 'ref' | 'subject'>): string {
+  if (d.event === 'push' && d.ref) {
+    if (d.ref.startsWith('refs/heads/')) return `push ${d.ref.slice('refs/heads/'.length)}`;
+    if (d.ref.startsWith('refs/tags/')) return `tag ${d.ref.slice('refs/tags/'.length)}`;
+    return `push ${d.ref}`;
+  }
+  const numbered = d.event === 'issue' || d.event === 'pull_request' || d.event === 'comment';
+  const subject = d.subject === null ? '' : numbered ? `#${d.subject}` : d.subject;
+  return [d.event, d.action, subject].filter(Boolean).join(' ');
+}
+
+/** One row of the deliveries list: state, what it was, its attempts, time and guid, linking to its own page. */
+export function deliveryRow(ctx: Context, d: DeliverySummary, href: string, redeliverAction: string, scheduleLength: number): SafeHtml {
+  const state = deliveryState(d);
+  const redeliver =
+    d.status === 'pending'
+      ? ''
+      : html`<form method="post" action="${redeliverAction}" class="inline">${csrfField(ctx)}<button type="submit" class="small" aria-label="Redeliver ${deliveryLabel(d)} (${d.guid})">Redeliver</button></form>`;
+  return html`<li class="delivery">
+  <div class="delivery-head"><span class="result ${state.kind}">${state.label}</span> <a class="event" href="${href}">${deliveryLabel(d)}</a>${d.redelivery ? html` <span class="badge">redelivery</span>` : ''}</div>
+  <div class="delivery-meta"><span class="attempt">${attemptLine(d, scheduleLength)}</span> <span class="when">${timeTag(d.last_attempt_at ?? d.created_at)}</span></div>
+  <div class="delivery-foot"><span class="guid">${breakable(d.guid)}</span>${redeliver}</div>
+</li>`;
 }
 
 /** Headers given as an object or as [name, value] pairs, as name/value rows. */
@@ -50,43 +98,59 @@ function bodyText(body: unknown): string {
   }
 }
 
-function headersTable(headers: unknown): SafeHtml {
+/** Header names and values as a definition list: stacked, so a narrow screen gives each value the whole width. */
+function headersList(headers: unknown): SafeHtml {
   const rows = headerRows(headers);
   if (rows.length === 0) return html`<p class="muted">No headers recorded.</p>`;
-  return html`<table class="headers">${rows.map(([k, v]) => html`<tr><th>${k}</th><td>${v}</td></tr>`)}</table>`;
+  return html`<dl class="headers">${rows.map(([k, v]) => html`<div><dt>${k}</dt><dd>${breakable(v)}</dd></div>`)}</dl>`;
 }
 
-function pre(text: string): SafeHtml {
-  return text ? html`<pre class="body">${text}</pre>` : html`<p class="muted">Empty.</p>`;
+function pre(text: string, label: string): SafeHtml {
+  // A scrolling region is focusable so keyboard users can scroll it (WCAG 2.1.1).
+  return text ? html`<pre class="body" tabindex="0" aria-label="${label}">${text}</pre>` : html`<p class="muted">Empty.</p>`;
 }
 
-/** One delivery, folded: result, event and time; unfolded: request, response, attempts and Redeliver. */
-export function deliveryItem(ctx: Context, d: Delivery, redeliverAction: string): SafeHtml {
-  const result = deliveryResult(d);
-  const kind = result === 'Success' ? 'ok' : result === 'Pending' ? 'wait' : 'bad';
-  const retrying = d.status === 'pending' && result !== 'Pending' ? html`<span class="badge">retrying</span>` : '';
-  const attempts = d.attempts_log?.length
-    ? html`<h4>Attempts</h4><ol class="attempts">${d.attempts_log.map(
+/** A delivery's own page: its state (a live region while it is pending), request, response and every attempt. */
+export function deliveryDetail(
+  ctx: Context,
+  d: DeliverySummary,
+  attempts: AttemptRecord[],
+  body: string | null,
+  redeliverAction: string,
+  scheduleLength: number,
+): SafeHtml {
+  const state = deliveryState(d);
+  const last = attempts[attempts.length - 1];
+  const response = last
+    ? last.status_code !== null
+      ? html`<h2 id="response-heading">Response ${last.status_code}</h2><h3>Headers</h3>${headersList(last.response_headers)}<h3>Body</h3>${pre(bodyText(last.response_body), 'Response body')}`
+      : html`<h2 id="response-heading">Response</h2><p>No response: ${last.error ?? 'no answer'}</p>`
+    : html`<h2 id="response-heading">Response</h2><p class="muted">No attempt made yet.</p>`;
+  const attemptList = attempts.length
+    ? html`<ol class="attempts">${attempts.map(
         (a) =>
-          html`<li>${timeTag(a.timestamp ?? a.time ?? null)} — ${a.status_code ?? a.error ?? '?'}${a.duration_ms != null ? html` <span class="muted">in ${a.duration_ms} ms</span>` : ''}</li>`,
+          html`<li><span class="strong">Attempt ${a.attempt}</span> ${timeTag(a.started_at)} · ${a.status_code ?? a.error ?? 'no answer'} <span class="muted">in ${a.duration_ms} ms</span></li>`,
       )}</ol>`
-    : '';
-  const response =
-    d.response && d.response.status != null
-      ? html`<h4>Response ${d.response.status ?? ''}</h4>${headersTable(d.response.headers)}${pre(bodyText(d.response.body))}`
-      : html`<h4>Response</h4><p class="muted">${d.error ? `No response: ${d.error}` : 'No response yet.'}</p>`;
-  const redeliver =
+    : html`<p class="muted">None yet.</p>`;
+  const actions =
     d.status === 'pending'
-      ? html`<p class="muted">Pending${d.next_attempt_at ? html` — next attempt ${timeTag(d.next_attempt_at)}` : ''}.</p>`
+      ? ''
       : html`<form method="post" action="${redeliverAction}" class="actions">${csrfField(ctx)}<button type="submit">Redeliver</button></form>`;
-  return html`<li class="delivery"><details>
-  <summary><span class="result ${kind}">${result}</span> <code class="event">${d.event}${d.action ? `.${d.action}` : ''}</code>
-  ${retrying}${d.redelivery ? html`<span class="badge">redelivery</span>` : ''}<span class="guid muted">${d.guid}</span>${timeTag(d.timestamp ?? d.created_at)}</summary>
-  <div class="delivery-body">
-    ${redeliver}
-    <h4>Request headers</h4>${headersTable(d.request?.headers)}
-    <h4>Request body</h4>${pre(bodyText(d.request?.body))}
-    ${response}
-    ${attempts}
-  </div></details></li>`;
+  return html`<section class="card" aria-labelledby="delivery-state-heading">
+  <h2 id="delivery-state-heading">Result</h2>
+  <div aria-live="polite" data-live="delivery-state">
+    <p><span class="result ${state.kind}">${state.label}</span> <code>${deliveryLabel(d)}</code>${d.redelivery ? html` <span class="badge">redelivery</span>` : ''}</p>
+    <p>${attemptLine(d, scheduleLength)}</p>
+    ${d.status === 'pending' ? html`<p class="muted" data-reload-after="2000">This page updates until the delivery has finished.</p>` : ''}
+  </div>
+  <dl class="facts" data-live="delivery-facts"><div><dt>Delivery id</dt><dd class="guid">${breakable(d.guid)}</dd></div><div><dt>Created</dt><dd>${timeTag(d.created_at)}</dd></div>
+  <div><dt>Last attempt</dt><dd>${timeTag(d.last_attempt_at)}</dd></div></dl>
+  ${actions}
+</section>
+<section class="card" aria-labelledby="request-heading" data-live="delivery-request"><h2 id="request-heading">Request</h2>
+  <h3>Headers</h3>${last ? headersList(last.request_headers) : html`<p class="muted">Recorded with the first attempt.</p>`}
+  <h3>Body</h3>${pre(bodyText(body), 'Request body')}
+</section>
+<section class="card" aria-labelledby="response-heading" data-live="delivery-response">${response}</section>
+<section class="card" aria-labelledby="attempts-heading" data-live="delivery-attempts"><h2 id="attempts-heading">Attempts</h2>${attemptList}</section>`;
 }

@@ -1,49 +1,29 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { notifyDeliveries, type Services } from '../../services.ts';
-import type { Db } from '../../db/connect.ts';
 import { insertPing } from '../../webhooks/ping.ts';
 import { heldCounts, resumeWebhook } from '../../webhooks/health.ts';
 import { healthBanner } from '../pages/health.ts';
-import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery as DeliveryRow } from '../../webhooks/deliveries.ts';
-import { countDeliveries, listDeliveries, MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../../webhooks/history.ts';
+import { attemptsOf, bodyOf, findDelivery } from '../../webhooks/deliveries.ts';
+import { MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../../webhooks/history.ts';
+import { countDeliveryStates, findDeliverySummary, listDeliverySummaries, type DeliveryStateCounts } from '../../webhooks/summaries.ts';
 import { checkRedeliveryTimes, redeliveryWindow } from '../../webhooks/input.ts';
 import type { DeliveryStatus } from '../../webhooks/model.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
-import { deliveryItem, type Delivery } from '../pages/delivery.ts';
+import { breakable, plural } from '../format.ts';
+import { deliveryDetail, deliveryLabel, deliveryRow } from '../pages/delivery.ts';
 import { hookContext, hookOf } from './webhooks.ts';
 
 const PAGE_SIZE = 20;
 const STATUSES: DeliveryStatus[] = ['success', 'failed', 'pending'];
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** A delivery as the page shows it, unfolded: its attempts, the request it sends and the last response. */
-async function deliveryView(db: Db, d: DeliveryRow): Promise<Delivery> {
-  const [attempts, body] = await Promise.all([attemptsOf(db, d.id), bodyOf(db, d.id)]);
-  const last = attempts[attempts.length - 1];
-  return {
-    id: d.id,
-    guid: d.guid,
-    event: d.event,
-    action: d.action,
-    status: d.status,
-    result: resultLabel(d.status),
-    status_code: d.status_code,
-    error: d.error,
-    attempts: d.attempts,
-    timestamp: iso(d.last_attempt_at),
-    duration_ms: d.duration_ms,
-    redelivery: d.redelivery,
-    created_at: iso(d.created_at)!,
-    next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
-    attempts_log: attempts.map((a) => ({ timestamp: iso(a.started_at) ?? undefined, status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
-    request: { headers: last?.request_headers ?? null, body },
-    response: last ? { status: last.status_code, headers: last.response_headers, body: last.response_body } : null,
-  };
+/** A delivery id from the path; anything but a positive integer is a 404 page. */
+function deliveryId(value: string | undefined): number {
+  if (!value || !/^[1-9]\d{0,15}$/.test(value)) throw new PageError(404, 'Not found', 'No such delivery.');
+  return Number(value);
 }
 
 /** The id a page cursor stands for (the same cursors the delivery history API gives), or a 422 page. */
@@ -54,9 +34,15 @@ function cursorId(cursor: string): number {
   return Number(m[1]);
 }
 
-/** A webhook's page: its counts and recent deliveries (filtered by result, paged), each unfolding to request, response and attempts. */
+/** The counts of a webhook's deliveries: pending shown as retrying and queued, so a failing receiver is not mistaken for a slow one. */
+function countCards(counts: DeliveryStateCounts) {
+  const card = (kind: string, label: string, n: number) => html`<div class="${kind}"><dt>${label}</dt><dd>${n}</dd></div>`;
+  return html`<dl class="counts" data-live="delivery-counts">${card('', 'Total', counts.total)}${card('ok', 'Successful', counts.successful)}${card('bad', 'Failed', counts.failed)}${card('wait', 'Retrying', counts.retrying)}${card('', 'Queued', counts.queued)}</dl>`;
+}
+
+/** A webhook's page: its counts and recent deliveries (filtered by result, paged), each linking to its own page; one query each. */
 async function webhookPage(ctx: Context, services: Services) {
-  const { db } = services;
+  const { db, config } = services;
   const scope = await hookContext(ctx, services);
   const { pageBase, crumbs } = scope;
   const hook = await hookOf(services, scope, ctx.params.id);
@@ -64,39 +50,60 @@ async function webhookPage(ctx: Context, services: Services) {
   const status =
     typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
   const before = typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200 ? cursorId(ctx.query.cursor) : undefined;
-  const [counts, found] = await Promise.all([countDeliveries(db, id), listDeliveries(db, id, { status, limit: PAGE_SIZE, before })]);
-  const page = { ...counts, next_cursor: found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url') };
-  // Each entry unfolds to its request, response and attempts.
-  const full = await Promise.all(found.deliveries.map((d) => deliveryView(db, d)));
+  const [counts, found] = await Promise.all([countDeliveryStates(db, id), listDeliverySummaries(db, id, { status, limit: PAGE_SIZE, before })]);
+  const nextCursor = found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url');
   const here = `${pageBase}/${id}`;
+  const tries = config.webhookRetrySchedule.length;
   const filter = (label: string, value?: string) =>
     html`<a href="${value ? `${here}?status=${value}` : here}" ${status === value ? html`aria-current="page"` : ''}>${label}</a>`;
-  const list = full.length
-    ? html`<ul class="deliveries">${full.map((d) => deliveryItem(ctx, d, `${here}/deliveries/${d.id}/redeliver`))}</ul>`
+  const list = found.deliveries.length
+    ? html`<ul class="deliveries">${found.deliveries.map((d) => deliveryRow(ctx, d, `${here}/deliveries/${d.id}`, `${here}/deliveries/${d.id}/redeliver`, tries))}</ul>`
     : html`<p class="empty">No deliveries${status ? ' with this result' : ''} yet.</p>`;
-  const older = page.next_cursor
-    ? html`<p><a class="button" href="${here}?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor }).toString()}">Older deliveries</a></p>`
+  const older = nextCursor
+    ? html`<p><a class="button" href="${here}?${new URLSearchParams({ ...(status ? { status } : {}), cursor: nextCursor }).toString()}">Older deliveries</a></p>`
     : '';
-  const pending = full.some((d) => d.status === 'pending');
+  const pending = found.deliveries.some((d) => d.status === 'pending');
   renderPage(
     ctx,
-    // While something is pending the page reloads itself: with a script (which waits while a delivery is unfolded), or by refresh without one.
+    // While something is pending the page updates itself: wharf.js refetches it and swaps the live parts, or a refresh without a script.
     {
       title: `Webhook ${hook.url}`,
       crumbs: [...crumbs, { label: `#${hook.id}` }],
       head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
     },
-    html`<div class="heading"><h1 class="url">${hook.url} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
+    html`<div class="heading"><h1 class="url">${breakable(hook.url)} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
     ${healthBanner(ctx, { health: hook.health, held: (await heldCounts(db, [id])).get(id) ?? 0 }, `${here}/resume`)}
-    <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}${hook.header_style === 'github' ? html` · GitHub's header names too` : ''}${hook.header_names.length ? html` · custom headers ${hook.header_names.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`)}` : ''}</p>
+    <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}${hook.header_style === 'github' ? html` · GitHub's header names too` : ''}${hook.header_names.length ? html` · custom headers ${hook.header_names.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`)}` : ''} · ${plural(tries, 'attempt')} per delivery</p>
     <div class="actions">
       <form method="post" action="${here}/ping" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Ping</button></form>
       <a class="button" href="${here}/edit">Edit</a><a class="button danger" href="${here}/delete">Delete</a>
     </div>
-    <dl class="counts"><div><dt>Total</dt><dd>${page.total}</dd></div><div class="ok"><dt>Successful</dt><dd>${page.successful}</dd></div><div class="bad"><dt>Failed</dt><dd>${page.failed}</dd></div>${page.pending ? html`<div class="wait"><dt>Pending</dt><dd>${page.pending}</dd></div>` : ''}</dl>
-    <section class="card"><div class="heading"><h2>Recent deliveries</h2><nav class="filters">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}</nav></div>
-    ${list}${older}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this page refreshes until they finish.</p>` : ''}</section>
+    ${countCards(counts)}
+    <section class="card" aria-labelledby="recent-heading"><div class="heading"><h2 id="recent-heading">Recent deliveries</h2><nav class="filters" aria-label="Filter deliveries">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}</nav></div>
+    <div data-live="delivery-list" aria-live="polite">${list}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this list updates until they finish.</p>` : ''}</div>${older}</section>
     ${bulkRedeliverForm(ctx, here)}`,
+  );
+}
+
+/** A delivery's own page: state, request, response and attempts; it updates itself while the delivery is pending. */
+async function deliveryPage(ctx: Context, services: Services) {
+  const { db, config } = services;
+  const scope = await hookContext(ctx, services);
+  const hook = await hookOf(services, scope, ctx.params.id);
+  const d = await findDeliverySummary(db, hook.id, deliveryId(ctx.params.did));
+  if (!d) throw new PageError(404, 'Not found', 'Delivery not found');
+  const [attempts, body] = await Promise.all([attemptsOf(db, d.id), bodyOf(db, d.id)]);
+  const here = `${scope.pageBase}/${hook.id}`;
+  renderPage(
+    ctx,
+    {
+      title: `Delivery ${deliveryLabel(d)} · ${hook.url}`,
+      crumbs: [...scope.crumbs, { label: `#${hook.id}`, href: here }, { label: `Delivery ${d.id}` }],
+      head: d.status === 'pending' ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>` : undefined,
+    },
+    html`<div class="heading"><h1>Delivery of <code>${deliveryLabel(d)}</code></h1></div>
+    <p class="muted">To <span class="url">${breakable(hook.url)}</span> · <a href="${here}">all deliveries of this webhook</a></p>
+    ${deliveryDetail(ctx, d, attempts, body, `${here}/deliveries/${d.id}/redeliver`, config.webhookRetrySchedule.length)}`,
   );
 }
 
@@ -120,15 +127,17 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
   const base = `${hooks}/:id`;
 
   router.get(base, (ctx) => webhookPage(ctx, services));
+  router.get(`${base}/deliveries/:did`, (ctx) => deliveryPage(ctx, services));
 
   router.post(`${base}/ping`, async (ctx) => {
     const scope = await hookContext(ctx, services);
     const { user, pageBase } = scope;
     const hook = await hookOf(services, scope, ctx.params.id); // the webhook must belong to this repository (or organization)
     const id = hook.id;
-    await insertPing(db, config, scope.owner, user, hook);
+    const did = await insertPing(db, config, scope.owner, user, hook);
     notifyDeliveries(services);
-    redirectWithFlash(ctx, `${pageBase}/${id}`, 'Ping sent.');
+    // Its page says how it went once the receiver has answered: queued is all that is true yet.
+    redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${did}`, 'Ping queued.');
   });
 
   // Resume a paused or disabled webhook at once (SPEC §5.5), as PATCH active: true does.
@@ -149,14 +158,14 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
     const scope = await hookContext(ctx, services);
     const { pageBase } = scope;
     const { id } = await hookOf(services, scope, ctx.params.id);
-    const did = ctx.params.did;
-    if (!/^[1-9]\d{0,15}$/.test(did)) throw new PageError(404, 'Not found', 'No such delivery.');
-    const original = await findDelivery(db, id, Number(did));
+    const original = await findDelivery(db, id, deliveryId(ctx.params.did));
     if (!original) throw new PageError(404, 'Not found', 'Delivery not found');
-    if ((await redeliver(db, original)) === 'pending')
-      return redirectWithFlash(ctx, `${pageBase}/${id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
+    const copy = await redeliver(db, original);
+    if (copy === 'pending')
+      return redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${original.id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
     notifyDeliveries(services);
-    redirectWithFlash(ctx, `${pageBase}/${id}`, 'Redelivery queued.');
+    // The new delivery's page shows its outcome when it comes.
+    redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${copy.id}`, 'Redelivery queued.');
   });
 
   router.post(`${base}/redeliver`, async (ctx) => {

@@ -78,7 +78,7 @@ export function repoRoutes(router: Router, services: Services) {
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
       html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}${mirror ? mirrorCard(ctx, `/${repo.org}/${repo.name}`, mirror, owner) : ''}
-      <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><input id="clone-url" readonly value="${repo.clone_url}"><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
+      <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><textarea id="clone-url" class="copy-field" readonly rows="1" spellcheck="false">${repo.clone_url}</textarea><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
       <div class="columns"><div>${history}${issues}</div><div>${refList('Branches', refs.branches)}${refList('Tags', refs.tags)}</div></div>`,
     );

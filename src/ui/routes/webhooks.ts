@@ -9,12 +9,13 @@ import { findOrg, roleIn, type User } from '../../domain/accounts.ts';
 import { checkWebhookInput, orgOnlyEventProblems, type WebhookInput } from '../../webhooks/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { lastDeliveries } from '../../webhooks/history.ts';
-import { resultLabel } from '../../webhooks/deliveries.ts';
+import type { Delivery } from '../../webhooks/deliveries.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, renderPage, type Crumb } from '../layout.ts';
-import { timeTag } from '../format.ts';
+import { breakable, timeTag } from '../format.ts';
+import { shortState } from '../pages/delivery.ts';
 import { repoHeader } from './repo.ts';
 import {
   chosenEvents,
@@ -39,7 +40,8 @@ export interface Hook {
   events: string[];
   active: boolean;
   branch_filter: string | null;
-  last_delivery: { result: 'Success' | 'Failed' | null; status_code: number | null; timestamp: number | null } | null;
+  /** The latest delivery, as it stands now (pending ones included). */
+  last_delivery: Delivery | null;
   health: Webhook['health'];
   held: number;
 }
@@ -62,7 +64,7 @@ export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
       events: h.events,
       active: h.active,
       branch_filter: h.branch_filter,
-      last_delivery: d ? { result: resultLabel(d.status), status_code: d.status_code, timestamp: d.last_attempt_at } : null,
+      last_delivery: d ?? null,
       health: h.health,
       held: held.get(h.id) ?? 0,
     };
@@ -133,12 +135,12 @@ export async function hookOf(services: Services, scope: HookScope, value: string
   return hook;
 }
 
-function lastResult(hook: Hook) {
+/** The last delivery as it stands: `Delivered`, `Failed 500`, `Retrying (attempt 2 of 4)` or `Queued`, and when. */
+function lastResult(hook: Hook, scheduleLength: number) {
   const last = hook.last_delivery;
   if (!last) return html`<span class="muted">No deliveries yet</span>`;
-  const label = last.result === 'Success' ? 'Success' : last.result === 'Failed' ? `Failed${last.status_code ? ` ${last.status_code}` : ''}` : 'Pending';
-  const kind = last.result === 'Success' ? 'ok' : last.result === 'Failed' ? 'bad' : 'wait';
-  return html`<span class="result ${kind}">${label}</span> ${timeTag(last.timestamp)}`;
+  const state = shortState(last, scheduleLength);
+  return html`<span class="result ${state.kind}">${state.label}</span> <span class="when">${timeTag(last.last_attempt_at ?? last.created_at)}</span>`;
 }
 
 function eventsLabel(events: string[]): string {
@@ -200,12 +202,12 @@ async function listPage(ctx: Context, services: Services) {
   const rows = hooks.map(
     (
       h,
-    ) => html`<tr><td><a href="${pageBase}/${h.id}" class="strong url">${h.url}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
-    <td>${eventsLabel(h.events)}</td><td>${h.health.state !== 'healthy' ? healthBadge(h) : h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td>${lastResult(h)}</td>
-    <td class="row-actions"><a href="${pageBase}/${h.id}/edit">Edit</a> <a href="${pageBase}/${h.id}/delete" class="danger">Delete</a></td></tr>`,
+    ) => html`<tr><td data-label="Payload URL"><a href="${pageBase}/${h.id}" class="strong url">${breakable(h.url)}</a>${h.branch_filter ? html`<div class="muted">branches: <code>${h.branch_filter}</code></div>` : ''}</td>
+    <td data-label="Events">${eventsLabel(h.events)}</td><td data-label="Status">${h.health.state !== 'healthy' ? healthBadge(h) : h.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</td><td data-label="Last delivery">${lastResult(h, services.config.webhookRetrySchedule.length)}</td>
+    <td class="row-actions"><a href="${pageBase}/${h.id}/edit" aria-label="Edit ${h.url}">Edit</a> <a href="${pageBase}/${h.id}/delete" class="danger" aria-label="Delete ${h.url}">Delete</a></td></tr>`,
   );
   const table = hooks.length
-    ? html`<table class="table"><thead><tr><th>Payload URL</th><th>Events</th><th>Status</th><th>Last delivery</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? html`<table class="table stacking"><thead><tr><th>Payload URL</th><th>Events</th><th>Status</th><th>Last delivery</th><th><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p class="empty">No webhooks yet. Webhooks send a signed POST to a URL of yours when something happens in this ${scope.ofOrg ? 'organization or any of its repositories' : 'repository'}.</p>`;
   renderPage(
     ctx,
@@ -250,12 +252,13 @@ async function addFromForm(ctx: Context, services: Services) {
   }
   if (created.webhook.active) notifyDeliveries(services);
   const id = created.webhook.id;
-  if (values.secret !== '') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook added. A ping was sent to check it.');
+  if (values.secret !== '') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook added. A ping was queued to check it: its result shows below.');
   // A generated secret exists only in this answer: show it now, never again.
   renderPage(
     ctx,
     { title: 'Webhook added', crumbs: [...crumbs, { label: 'Added' }], status: 201 },
     html`<section class="card narrow"><h1>Webhook added</h1><p>Wharf generated this secret. Copy it now: it will not be shown again.</p>
+    <label for="new-secret" class="strong">Secret</label>
     <div class="copy"><input id="new-secret" readonly value="${created.secret}" class="secret"><button type="button" class="js-only" data-copy="#new-secret">Copy</button></div>
     <p>Receivers verify <code>X-Service-Signature</code> (HMAC-SHA256 of the body with this secret) or the Standard Webhooks headers.</p>
     <p><a class="button primary" href="${pageBase}/${id}">Go to the webhook</a></p></section>`,

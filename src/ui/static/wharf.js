@@ -18,12 +18,33 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
 
-  // A webhook page with pending deliveries reloads itself, but not while the reader has one unfolded.
-  const reload = document.querySelector('[data-reload-after]');
-  if (reload) {
-    const wait = Number(reload.dataset.reloadAfter) || 3000;
-    const tick = () => (document.querySelector('details[open]') ? setTimeout(tick, wait) : location.reload());
-    setTimeout(tick, wait);
+  // A page with pending deliveries updates itself: it is fetched again and each [data-live] part takes
+  // its new content in place (the parts that change are aria-live regions, so the change is announced),
+  // until nothing is pending. A part holding the keyboard focus is left alone until focus moves on.
+  const pending = document.querySelector('[data-reload-after]');
+  if (pending) {
+    const wait = Number(pending.dataset.reloadAfter) || 3000;
+    const step = async () => {
+      let done = false;
+      try {
+        const res = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+        if (res.ok && !res.redirected) {
+          const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+          let held = false;
+          for (const part of document.querySelectorAll('[data-live]')) {
+            const fresh = doc.querySelector(`[data-live="${part.dataset.live}"]`);
+            if (!fresh || fresh.innerHTML === part.innerHTML) continue;
+            if (part.contains(document.activeElement)) held = true;
+            else part.innerHTML = fresh.innerHTML;
+          }
+          done = !held && !doc.querySelector('[data-reload-after]');
+        }
+      } catch {
+        // the server may be restarting: try again
+      }
+      if (!done) setTimeout(step, wait);
+    };
+    setTimeout(step, wait);
   }
 
   // An import's progress page polls the job's status and reloads once it has ended.
