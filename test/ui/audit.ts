@@ -11,6 +11,42 @@ export const AUDIT_WIDTHS = [375, 1280] as const;
 /** The WCAG 2.2 AA rule sets of axe-core. */
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
 
+/** axe-core's best-practice rules this UI holds to as well: headings without jumps, one h1, one main, a working skip link. */
+const AXE_RULES = ['heading-order', 'page-has-heading-one', 'landmark-one-main', 'skip-link', 'empty-heading'];
+
+/** The smallest text size any page may show (badges and GUIDs included). */
+const MIN_TEXT_PX = 13;
+
+/** Checks axe-core has no rule for: the skip link comes first, progress bars are named, no text is under MIN_TEXT_PX. */
+async function ownChecks(page: Page): Promise<string[]> {
+  return page.evaluate((minPx) => {
+    const problems: string[] = [];
+    const focusable = Array.from(
+      document.querySelectorAll<HTMLElement>('a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]'),
+    ).filter((el) => el.tabIndex >= 0 && !(el as HTMLButtonElement).disabled);
+    const first = focusable[0];
+    const target = first?.getAttribute('href')?.startsWith('#') ? document.getElementById(first.getAttribute('href')!.slice(1)) : null;
+    if (!first || !/skip/i.test(first.textContent ?? '') || !target || target.tagName !== 'MAIN')
+      problems.push(`the first focusable element is not a skip link to <main> (it is ${first?.outerHTML.slice(0, 80) ?? 'nothing'})`);
+    for (const bar of Array.from(document.querySelectorAll<HTMLElement>('progress, [role=progressbar]'))) {
+      const labelled = bar.getAttribute('aria-label') || bar.getAttribute('aria-labelledby') || (bar.id && document.querySelector(`label[for="${bar.id}"]`));
+      if (!labelled) problems.push(`a progress bar has no accessible name: ${bar.outerHTML.slice(0, 100)}`);
+    }
+    const small = new Set<string>();
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node.parentElement;
+      if (!el || !node.textContent?.trim() || el.closest('.sr-only, .skip-link, script, style, noscript')) continue;
+      const style = getComputedStyle(el);
+      if (style.display === 'none' || style.visibility === 'hidden') continue;
+      const px = parseFloat(style.fontSize);
+      if (px < minPx - 0.01) small.add(`"${node.textContent.trim().slice(0, 30)}" is ${px.toFixed(1)} px`);
+    }
+    if (small.size) problems.push(`text under ${minPx} px: ${[...small].slice(0, 6).join('; ')}`);
+    return problems;
+  }, MIN_TEXT_PX);
+}
+
 interface AxeViolation {
   id: string;
   impact: string | null;
@@ -27,7 +63,10 @@ async function overflowing(page: Page): Promise<string[]> {
       const r = el.getBoundingClientRect();
       if (r.width > 0 && r.right > width + 1) {
         const parentOver = el.parentElement && el.parentElement.getBoundingClientRect().right > width + 1;
-        if (!parentOver) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''} (right edge ${Math.round(r.right)} px)`);
+        if (!parentOver)
+          out.push(
+            `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''} (right edge ${Math.round(r.right)} px)`,
+          );
       }
       if (out.length >= 8) break;
     }
@@ -50,16 +89,25 @@ export async function auditPage(page: Page, label: string): Promise<string[]> {
     await page.setViewportSize({ width, height: 900 });
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
     const { scrollWidth, viewport } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, viewport: window.innerWidth }));
-    if (scrollWidth > viewport) problems.push(`${label} @${width}: page is ${scrollWidth} px wide (scrolls sideways); past the edge: ${(await overflowing(page)).join(', ')}`);
+    if (scrollWidth > viewport)
+      problems.push(`${label} @${width}: page is ${scrollWidth} px wide (scrolls sideways); past the edge: ${(await overflowing(page)).join(', ')}`);
     // Evaluated through the DevTools protocol: the pages' CSP (script-src 'self') would refuse an injected <script>.
     if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
     const violations = (await page.evaluate(
-      (tags) => (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: unknown[] }> } }).axe.run(document, { runOnly: { type: 'tag', values: tags } }).then((r) => r.violations),
-      AXE_TAGS,
+      async ([tags, rules]) => {
+        const axe = (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: unknown[] }> } }).axe;
+        const byTag = await axe.run(document, { runOnly: { type: 'tag', values: tags } });
+        const byRule = await axe.run(document, { runOnly: { type: 'rule', values: rules } });
+        return [...byTag.violations, ...byRule.violations];
+      },
+      [AXE_TAGS, AXE_RULES] as const,
     )) as AxeViolation[];
+    for (const problem of await ownChecks(page)) problems.push(`${label} @${width}: ${problem}`);
     for (const v of violations)
       for (const node of v.nodes)
-        problems.push(`${label} @${width}: [${v.id}] ${v.help} at ${node.target.join(' ')}: ${(node.failureSummary ?? '').replace(/\s+/g, ' ').slice(0, 300)} — ${node.html.slice(0, 160)}`);
+        problems.push(
+          `${label} @${width}: [${v.id}] ${v.help} at ${node.target.join(' ')}: ${(node.failureSummary ?? '').replace(/\s+/g, ' ').slice(0, 300)} — ${node.html.slice(0, 160)}`,
+        );
     await page.screenshot({ path: `/tmp/wharf-ui-${label}-${width}${suffix}.png`, fullPage: true });
   }
   if (before) await page.setViewportSize(before);

@@ -40,7 +40,11 @@ t.test('every page fits a phone and a laptop and passes axe-core WCAG 2.2 AA', a
   await w.pushesRecorded();
   t.equal((await w.api('POST', '/api/v1/repos/demo/widgets/issues', { body: { title: 'The frame wobbles' } })).status, 201);
   const settled = () =>
-    db('deliveries').where('webhook_id', ok.body.id).where('status', 'pending').first('id').then((r: unknown) => !r);
+    db('deliveries')
+      .where('webhook_id', ok.body.id)
+      .where('status', 'pending')
+      .first('id')
+      .then((r: unknown) => !r);
   await waitFor(settled, { what: 'the 200 receiver to have everything' });
   await waitFor(() => db('deliveries').where('webhook_id', failing.body.id).where('attempts', '>', 0).first('id'), { what: 'a failed first attempt' });
 

@@ -43,12 +43,12 @@ t.test(
     await page.reload();
     t.match(await page.textContent('main'), 'repository', 'the delivery is listed');
     await page.click('button:has-text("Ping")');
-    t.match(await page.textContent('main'), 'Ping sent.');
+    t.match(await page.textContent('main'), 'Ping queued.');
     await waitFor(() => rx.received.filter((r) => r.event === 'ping').length === 2, { what: 'the second ping' });
     await deliveriesSettled(db, { webhookId: hook.id, count: 3 });
-    await page.reload();
-    await page.locator('.deliveries summary').first().click();
-    await page.locator('button:has-text("Redeliver")').first().click();
+    await page.goto(`${w.url}/-/orgs/demo/settings/hooks/${hook.id}`);
+    await page.locator('.deliveries a.event').first().click();
+    await page.locator('main button:has-text("Redeliver")').first().click();
     t.match(await page.textContent('main'), 'Redelivery queued.');
     await deliveriesSettled(db, { webhookId: hook.id, count: 4 });
     await screenshot(page, 'org-webhook-page');

@@ -53,19 +53,19 @@ t.test('webhooks through the browser: add, list, ping, failures, redeliver, edit
   t.match(await row(), 'push, issue');
   t.match(await row(), 'Active');
   t.match(await row(), 'branches: main');
-  await waitForText(page, 'tbody tr', 'Success');
+  await waitForText(page, 'tbody tr', 'Delivered');
   await screenshot(page, 'webhook-list');
   t.notMatch(await page.content(), secret, 'the secret is never rendered again');
 
-  // Its page: counts and the ping delivery, unfolding to request and response.
+  // Its page: counts and the ping delivery, linking to its own page with request and response.
   await page.click('tbody tr a.url');
-  await waitForText(page, '.deliveries', 'Success');
+  await waitForText(page, '.deliveries', 'Delivered 200');
   const hookPage = page.url();
-  t.match(await page.textContent('.counts'), /Total\s*1\s*Successful\s*1\s*Failed\s*0/);
-  t.match(await page.textContent('.delivery summary'), 'ping');
-  t.match(await page.textContent('.delivery summary'), /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, 'timestamp to the second');
-  await page.click('.delivery summary');
-  const unfolded = (await page.textContent('.delivery .delivery-body'))!;
+  t.match(await page.textContent('.counts'), /Total\s*1\s*Successful\s*1\s*Failed\s*0\s*Retrying\s*0\s*Queued\s*0/);
+  t.match(await page.textContent('.delivery'), 'ping');
+  t.match(await page.textContent('.delivery'), /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, 'timestamp to the second');
+  await page.click('.delivery a.event');
+  const unfolded = (await page.textContent('main'))!;
   t.match(unfolded, /X-Service-Event\s*ping/i, 'request headers');
   t.match(unfolded, '"zen"', 'request body');
   t.match(unfolded, 'thanks', 'response body');
@@ -74,9 +74,12 @@ t.test('webhooks through the browser: add, list, ping, failures, redeliver, edit
   const expected = `sha256=${createHmac('sha256', secret).update(ping.body).digest('hex')}`;
   t.equal(ping.headers['x-service-signature'], expected, 'the secret shown is the one that signs');
 
-  // Ping from the page.
+  // Ping from the page: queued, then its outcome on its own page.
+  await page.goto(hookPage);
   await page.click('button:has-text("Ping")');
-  t.match(await page.textContent('.flash'), 'Ping sent');
+  t.match(await page.textContent('.flash'), 'Ping queued');
+  await waitForText(page, '[data-live=delivery-state]', 'Delivered 200');
+  await page.goto(hookPage);
   await waitForText(page, '.counts', 'Successful2');
   await screenshot(page, 'webhook-page');
 
@@ -89,13 +92,17 @@ t.test('webhooks through the browser: add, list, ping, failures, redeliver, edit
   await waitForText(page, '.deliveries', 'Failed 500');
   t.match(await page.textContent('.counts'), /Failed\s*1/);
   t.notMatch(await page.content(), 'our-own-secret');
-  await page.click('.delivery summary');
-  t.match(await page.textContent('.delivery .delivery-body'), 'nope', 'the failing response body');
+  const failedHook = page.url();
+  await page.click('.delivery a.event');
+  t.match(await page.textContent('main'), 'nope', 'the failing response body');
   await screenshot(page, 'webhook-failed');
 
-  // Redeliver it: a new delivery of the same guid, marked as a redelivery.
-  await page.click('.delivery button:has-text("Redeliver")');
+  // Redeliver it: a new delivery of the same guid, marked as a redelivery, whose page shows how it went.
+  await page.click('button:has-text("Redeliver")');
   t.match(await page.textContent('.flash'), 'Redelivery queued');
+  await waitForText(page, '[data-live=delivery-state]', 'Failed 500');
+  t.match(await page.textContent('[data-live=delivery-state]'), 'redelivery');
+  await page.goto(failedHook);
   await waitForText(page, '.counts', 'Failed2');
   t.match(await page.textContent('.deliveries'), 'redelivery');
   const failures = receiver.hits.filter((h) => h.path === '/fail');
@@ -148,9 +155,10 @@ t.test('a receiver that never answers shows as "Failed timeout"', async (t) => {
   await signIn(page, w);
   await page.goto(`${w.url}/demo/widgets/settings/hooks/${made.body.id}`);
   await waitForText(page, '.deliveries', 'Failed timeout');
-  await page.click('.delivery summary');
-  t.match(await page.textContent('.delivery .delivery-body'), 'No response: timeout');
-  t.ok(await page.isVisible('.delivery button:has-text("Redeliver")'), 'a finished delivery can be redelivered');
+  t.ok(await page.isVisible('.delivery button:has-text("Redeliver")'), 'a finished delivery can be redelivered from the list');
+  await page.click('.delivery a.event');
+  t.match(await page.textContent('main'), 'No response: timeout');
+  t.ok(await page.isVisible('main button:has-text("Redeliver")'), 'and from its page');
 });
 
 t.test('deliveries come in pages of 20 with a link to older ones, and filter by result', async (t) => {

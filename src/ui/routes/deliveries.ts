@@ -162,7 +162,12 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
     if (!original) throw new PageError(404, 'Not found', 'Delivery not found');
     const copy = await redeliver(db, original);
     if (copy === 'pending')
-      return redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${original.id}`, 'That delivery is still pending; redeliver it once it has finished.', 'error');
+      return redirectWithFlash(
+        ctx,
+        `${pageBase}/${id}/deliveries/${original.id}`,
+        'That delivery is still pending; redeliver it once it has finished.',
+        'error',
+      );
     notifyDeliveries(services);
     // The new delivery's page shows its outcome when it comes.
     redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${copy.id}`, 'Redelivery queued.');

@@ -152,8 +152,8 @@ function progressView(job: ImportJob) {
   if (job.status === 'failed')
     return html`<p class="result bad">Import failed</p><p class="flash error" role="alert">${job.error ?? 'The import failed.'}</p><p><a class="button" href="/-/import">Start again</a></p>`;
   if (job.status === 'canceled') return html`<p class="result wait">Import canceled</p><p><a class="button" href="/-/import">Start again</a></p>`;
-  return html`<p><span class="result wait" data-field="status">${runningLabel(job)}</span></p>
-  <progress max="100" value="${percent}" data-field="percent">${percent}%</progress>${numbers}`;
+  return html`<p aria-live="polite"><span class="result wait" data-field="status">${runningLabel(job)}</span></p>
+  <progress max="100" value="${percent}" data-field="percent" aria-label="Import progress">${percent}%</progress>${numbers}`;
 }
 
 /** Import: the form, the job's progress page (refreshing until the end), a status feed for the page's script, and cancel. */
