@@ -115,7 +115,7 @@ export async function auditPage(page: Page, label: string): Promise<string[]> {
 }
 
 /** auditPage as a test assertion: passes when the page has no problem, else lists them all. */
-export async function expectAccessible(t: { same: (found: unknown, wanted: unknown, message?: string) => unknown }, page: Page, label: string): Promise<void> {
+export async function expectAccessible(t: { same: (found: unknown, wanted: unknown, message: string) => unknown }, page: Page, label: string): Promise<void> {
   const problems = await auditPage(page, label);
   t.same(problems, [], `${label}: fits 375 and 1280 px, no WCAG 2.2 AA violation${problems.length ? `\n${problems.join('\n')}` : ''}`);
 }
