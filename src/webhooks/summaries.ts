@@ -84,30 +84,33 @@ function toSummary(row: Parameters<typeof toDelivery>[0] & SummaryRow): Delivery
   return { ...toDelivery(row), ref: row.ref ?? null, subject: row.subject === null || row.subject === undefined ? null : String(row.subject) };
 }
 
-/** A webhook's deliveries by state: pending split into retrying (an attempt made) and queued (none yet). */
+/** A webhook's deliveries by state: pending split into held (its webhook paused, SPEC §5.5), retrying (an attempt made) and queued (none yet). */
 export interface DeliveryStateCounts {
   total: number;
   successful: number;
   failed: number;
+  held: number;
   retrying: number;
   queued: number;
 }
 
 /** Counts a webhook's deliveries by state, in one grouped query. */
 export async function countDeliveryStates(db: Db, webhookId: number): Promise<DeliveryStateCounts> {
-  const tried = 'CASE WHEN attempts > 0 THEN 1 ELSE 0 END';
+  // 2: held (pending with no next attempt), 1: an attempt made, 0: none yet.
+  const tried = 'CASE WHEN next_attempt_at IS NULL THEN 2 WHEN attempts > 0 THEN 1 ELSE 0 END';
   const rows: { status: DeliveryStatus; tried: DbInt; n: DbInt }[] = await db('deliveries')
     .where('webhook_id', webhookId)
     .groupBy('status')
     .groupByRaw(tried)
     .select('status', db.raw(`${tried} AS tried`))
     .count({ n: '*' });
-  const counts: DeliveryStateCounts = { total: 0, successful: 0, failed: 0, retrying: 0, queued: 0 };
+  const counts: DeliveryStateCounts = { total: 0, successful: 0, failed: 0, held: 0, retrying: 0, queued: 0 };
   for (const row of rows) {
     const n = Number(row.n);
     counts.total += n;
     if (row.status === 'success') counts.successful += n;
     else if (row.status === 'failed') counts.failed += n;
+    else if (Number(row.tried) === 2) counts.held += n;
     else if (Number(row.tried) === 1) counts.retrying += n;
     else counts.queued += n;
   }

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildRepo } from '../helpers/wharf.ts';
-import { openBrowser, screenshot, signIn, startUiWharf } from './browser.ts';
+import { openBrowser, signIn, startUiWharf } from './browser.ts';
+import { expectAccessible } from './audit.ts';
 import { startReceiver } from '../delivery/receiver.ts';
 import { raise } from '../delivery/build.ts';
 import { deliveriesSettled, waitFor } from '../helpers/wait.ts';
@@ -33,7 +34,9 @@ t.test('a paused webhook says so on its page and in the list, with the reason, h
   t.match(banner, '503 Service Unavailable');
   t.match(banner, `${held} deliver`);
   t.match(banner, /next probe .* goes \d{4}-/i, 'the next probe');
-  await screenshot(page, 'webhook-paused');
+  t.match(await page.textContent('ul.deliveries'), /Held.*held until the webhook resumes/s, 'held deliveries say so in the list');
+  t.match(await page.textContent('dl.counts'), new RegExp(`Held\\s*${held}`), 'and in the counts');
+  await expectAccessible(t, page, 'webhook-paused');
 
   down = false;
   await page.click('#health button:has-text("Resume")');

@@ -9,7 +9,7 @@ import type { AttemptRecord } from '../../webhooks/deliveries.ts';
 /** Where a delivery stands, in words: the badge, its colour, and the attempt line beside it. */
 export interface DeliveryState {
   kind: 'ok' | 'bad' | 'wait';
-  /** `Delivered 200`, `Failed 500`, `Failed timeout`, `Retrying`, `Queued`. */
+  /** `Delivered 200`, `Failed 500`, `Failed timeout`, `Held`, `Retrying`, `Queued`. */
   label: string;
 }
 
@@ -23,15 +23,17 @@ function outcome(d: Pick<Delivery, 'status_code' | 'error'>): string {
   return String(d.status_code ?? d.error ?? 'no answer');
 }
 
-/** The badge of a delivery: success, failure for good, retrying (an attempt failed, another is due) or queued (none made yet). */
-export function deliveryState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts'>): DeliveryState {
+/** The badge of a delivery: success, failure for good, held (its webhook is paused), retrying (an attempt failed, another is due) or queued (none made yet). */
+export function deliveryState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts' | 'next_attempt_at'>): DeliveryState {
   if (d.status === 'success') return { kind: 'ok', label: `Delivered${d.status_code ? ` ${d.status_code}` : ''}` };
   if (d.status === 'failed') return { kind: 'bad', label: `Failed ${outcome(d)}` };
+  // Pending with no next attempt: held while its webhook is paused or disabled (SPEC §5.5).
+  if (d.next_attempt_at === null) return { kind: 'wait', label: 'Held' };
   return d.attempts > 0 ? { kind: 'wait', label: 'Retrying' } : { kind: 'wait', label: 'Queued' };
 }
 
 /** The webhook list's one-line state of a webhook's last delivery: `Delivered`, `Failed 500`, `Retrying (attempt 2 of 4)`, `Queued`. */
-export function shortState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts'>, scheduleLength: number): DeliveryState {
+export function shortState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts' | 'next_attempt_at'>, scheduleLength: number): DeliveryState {
   const state = deliveryState(d);
   if (d.status === 'success') return { kind: 'ok', label: 'Delivered' };
   if (state.label === 'Retrying') return { ...state, label: `Retrying (attempt ${d.attempts + 1} of ${attemptLimit(d, scheduleLength)})` };
@@ -46,6 +48,7 @@ export function attemptLine(d: Delivery, scheduleLength: number): SafeHtml {
   const of = attemptLimit(d, scheduleLength);
   const took = d.duration_ms !== null ? html` in ${d.duration_ms} ms` : '';
   if (d.status !== 'pending') return html`attempt ${d.attempts} of ${of}${took}`;
+  if (d.next_attempt_at === null) return html`attempt ${d.attempts + 1} of ${of} held until the webhook resumes (no attempt spent)`;
   const next = d.next_attempt_at !== null ? html`, next at ${timeTag(d.next_attempt_at)}` : '';
   if (d.attempts === 0) return html`attempt 1 of ${of}${next}`;
   return html`attempt ${d.attempts} of ${of} failed (${outcome(d)}${took}) · attempt ${d.attempts + 1} of ${of}${next}`;

@@ -37,7 +37,7 @@ function cursorId(cursor: string): number {
 /** The counts of a webhook's deliveries: pending shown as retrying and queued, so a failing receiver is not mistaken for a slow one. */
 function countCards(counts: DeliveryStateCounts) {
   const card = (kind: string, label: string, n: number) => html`<div class="${kind}"><dt>${label}</dt><dd>${n}</dd></div>`;
-  return html`<dl class="counts" data-live="delivery-counts">${card('', 'Total', counts.total)}${card('ok', 'Successful', counts.successful)}${card('bad', 'Failed', counts.failed)}${card('wait', 'Retrying', counts.retrying)}${card('', 'Queued', counts.queued)}</dl>`;
+  return html`<dl class="counts" data-live="delivery-counts">${card('', 'Total', counts.total)}${card('ok', 'Successful', counts.successful)}${card('bad', 'Failed', counts.failed)}${counts.held ? card('wait', 'Held', counts.held) : ''}${card('wait', 'Retrying', counts.retrying)}${card('', 'Queued', counts.queued)}</dl>`;
 }
 
 /** A webhook's page: its counts and recent deliveries (filtered by result, paged), each linking to its own page; one query each. */
