@@ -12,6 +12,8 @@ export type GitFailureKind =
   | 'redirect'
   /** The server refused or asked for credentials (401, askpass gave none that worked). */
   | 'auth_failed'
+  /** Nothing answered at the source's address (connection refused, no route, unknown host). */
+  | 'unreachable'
   /** The server refused access (403). */
   | 'forbidden'
   /** No repository at that address (404, not exported, not a git repository). */
@@ -40,6 +42,7 @@ const KINDS: [GitFailureKind, RegExp][] = [
   ['redirect', /returned error: 30\d|redirect/i],
   ['auth_failed', /returned error: 401|Authentication failed|could not read (Username|Password)/i],
   ['forbidden', /returned error: 403/],
+  ['unreachable', /unable to connect to|Failed to connect to|Could not resolve host|unable to look up|Couldn't connect to server|No route to host/i],
   ['not_found', /returned error: 404|not found|does not appear to be a git repository|access denied|no such repository/i],
 ];
 

@@ -93,6 +93,21 @@ t.test('forbidden and redirect answers', async (t) => {
   t.equal(readGitStderr(redirect).kind, 'redirect', redirect);
 });
 
+t.test('unreachable: nothing listens at the address, over git and http', async (t) => {
+  // A port just freed: nothing listens there.
+  const closed = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+  for (const url of [`git://127.0.0.1:${closed}/x.git`, `http://127.0.0.1:${closed}/x.git`]) {
+    const stderr = await failing(['ls-remote', url]);
+    t.equal(readGitStderr(stderr).kind, 'unreachable', stderr);
+    t.equal(describeGitFailure(stderr, null).broken, false, 'nothing to resume');
+  }
+});
+
 t.test('stalled: curl gives up on a server that drips', async (t) => {
   const url = await serve((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/x-git-upload-pack-advertisement' });
