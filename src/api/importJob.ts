@@ -1,10 +1,11 @@
 import type { Config } from '../config.ts';
-import type { ImportJob } from '../import/jobs.ts';
+import { jobDuration, type ImportJob } from '../import/jobs.ts';
 import type { ImportResult } from '../import/finalize.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
 import { iso } from './present.ts';
 import { named } from './route.ts';
 import { ID, INT_OR_NULL, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
+import { FAILURE_CODES, type FailureCode } from '../import/failure.ts';
 
 const COUNT = { type: 'integer', minimum: 0 } as const;
 
@@ -12,14 +13,32 @@ const COUNT = { type: 'integer', minimum: 0 } as const;
 export const ImportJobSchema = named('ImportJob', {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'status', 'progress', 'error', 'source_url', 'lfs_url', 'target_org', 'name', 'visibility', 'repository', 'created_at', 'finished_at'],
+  required: [
+    'id',
+    'status',
+    'progress',
+    'error',
+    'error_code',
+    'error_reason',
+    'source_url',
+    'lfs_url',
+    'target_org',
+    'name',
+    'visibility',
+    'repository',
+    'retry_of',
+    'created_at',
+    'started_at',
+    'finished_at',
+    'duration_ms',
+  ],
   properties: {
     id: ID,
     status: { type: 'string', enum: ['queued', 'cloning', 'fetching_lfs', 'finalizing', 'succeeded', 'failed', 'canceled'] },
     progress: {
       type: 'object',
       additionalProperties: false,
-      required: ['phase', 'percent', 'objects_received', 'bytes_received'],
+      required: ['phase', 'percent', 'objects_received', 'bytes_received', 'objects_total', 'bytes_per_second'],
       properties: {
         phase: { type: 'string' },
         percent: {
@@ -30,9 +49,17 @@ export const ImportJobSchema = named('ImportJob', {
         },
         objects_received: INT_OR_NULL,
         bytes_received: INT_OR_NULL,
+        objects_total: { ...INT_OR_NULL, description: 'How many objects the source is sending, as git reports it while receiving.' },
+        bytes_per_second: { ...INT_OR_NULL, description: 'The transfer rate git last reported while receiving.' },
       },
     },
-    error: TEXT_OR_NULL,
+    error: { ...TEXT_OR_NULL, description: "What went wrong, in detail (git's own words, without credentials); null unless failed." },
+    error_code: {
+      type: ['string', 'null'],
+      enum: [...FAILURE_CODES, null],
+      description: 'Why the job failed, as a stable code; null unless failed (and for jobs that failed before codes were kept).',
+    },
+    error_reason: { ...TEXT_OR_NULL, description: 'Why the job failed, in one sentence for people.' },
     source_url: { type: 'string' },
     lfs_url: { ...TEXT_OR_NULL, description: 'The LFS endpoint the request named; null when guessed from the source URL.' },
     target_org: { type: 'string' },
@@ -49,6 +76,8 @@ export const ImportJobSchema = named('ImportJob', {
         branches: COUNT,
         tags: COUNT,
         lfs_objects: COUNT,
+        commits: { ...COUNT, description: 'Commits reachable from the branches and tags.' },
+        size_bytes: { ...COUNT, description: 'Size on disk of the repository and its LFS objects.' },
         missing_lfs_objects: {
           type: 'array',
           items: {
@@ -64,8 +93,11 @@ export const ImportJobSchema = named('ImportJob', {
         },
       },
     },
+    retry_of: { type: ['integer', 'null'], minimum: 1, description: 'The failed job this one retries with the same settings.' },
     created_at: TIME,
+    started_at: { ...TIME_OR_NULL, description: 'When a worker first took the job up.' },
     finished_at: TIME_OR_NULL,
+    duration_ms: { ...INT_OR_NULL, description: 'From started_at to finished_at; null until both are known.' },
   },
 } as const);
 
@@ -86,8 +118,12 @@ export function presentImportJob(config: Config, job: ImportJob) {
       percent: job.percent,
       objects_received: job.objects_received,
       bytes_received: job.bytes_received,
+      objects_total: job.objects_total,
+      bytes_per_second: job.bytes_per_second,
     },
     error: job.error,
+    error_code: job.status === 'failed' ? (job.error_code as FailureCode | null) : null,
+    error_reason: job.status === 'failed' ? job.error_reason : null,
     source_url: job.source_url,
     lfs_url: job.lfs_url,
     target_org: job.target_org,
@@ -101,10 +137,15 @@ export function presentImportJob(config: Config, job: ImportJob) {
           branches: result.branches,
           tags: result.tags,
           lfs_objects: result.lfs_objects,
+          commits: result.commits,
+          size_bytes: result.size_bytes,
           missing_lfs_objects: result.missing_lfs_objects,
         }
       : null,
+    retry_of: job.retry_of,
     created_at: iso(job.created_at),
+    started_at: iso(job.started_at),
     finished_at: iso(job.finished_at),
+    duration_ms: jobDuration(job),
   };
 }

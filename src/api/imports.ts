@@ -4,6 +4,7 @@ import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { cancelImportJob, createImportJob, findImportJob, listImportJobs, type ImportJob } from '../import/jobs.ts';
 import { NEW_IMPORT } from '../import/input.ts';
+import { retryImportJob } from '../import/retry.ts';
 import { WharfError } from '../errors/wharfError.ts';
 import { ImportJobSchema, presentImportJob } from './importJob.ts';
 import { route, type Route } from './route.ts';
@@ -52,7 +53,7 @@ const oneJob = {
   load: loadJob,
 } as const;
 
-/** Repository import jobs (SPEC §8.1): create, list, show, cancel. Organization owners only. */
+/** Repository import jobs (SPEC §8.1): create, list, show, retry, cancel. Organization owners only. */
 export const importRoutes: Route[] = [
   route({
     id: 'createImport',
@@ -104,6 +105,23 @@ export const importRoutes: Route[] = [
     errors: [403],
     handler: ({ loaded: job }, ctx, { config }) => {
       ctx.body = presentImportJob(config, job);
+    },
+  }),
+  route({
+    ...oneJob,
+    id: 'retryImport',
+    method: 'post',
+    path: '/repos/import/{id}/retry',
+    summary: 'Start a failed import again with the same settings and its stored credentials',
+    answers: { 202: ImportJobSchema },
+    errors: [403, 409, 422],
+    headers: { 202: ['Location'] },
+    handler: async ({ loaded: job }, ctx, services) => {
+      const retry = await retryImportJob(services.db, services.config, job, ctx.state.user);
+      services.signals.emit('imports');
+      ctx.status = 202;
+      ctx.set('Location', `/api/v1/repos/import/${retry.id}`);
+      ctx.body = presentImportJob(services.config, retry);
     },
   }),
   route({

@@ -3,6 +3,7 @@ import { isPostgres } from '../db/connect.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import type { Config } from '../config.ts';
 import { raiseImportEnded } from './events.ts';
+import type { ImportFailure } from './failure.ts';
 
 // One statement claims one due job and counts the attempt (STYLE §6). A job is due when
 // it has not finished, its backoff has passed, and nobody holds a live lease on it.
@@ -68,14 +69,24 @@ export async function releaseJob(db: Db, id: number, owner: string, fields: Reco
     .update({ ...fields, locked_by: null, lease_expires_at: null, run_after: now + delayMs, updated_at: now });
 }
 
-/** Ends a job `owner` holds as failed, raising its `import` failed event in the same transaction; its credentials are dropped with it. */
-export async function failJob(db: Db, config: Config, id: number, owner: string, error: string): Promise<boolean> {
+/**
+ * Ends a job `owner` holds as failed, raising its `import` failed event in the same
+ * transaction. Its credentials stay sealed with it, for a retry with the same settings
+ * (retry.ts), which takes them over.
+ */
+export async function failJob(db: Db, config: Config, id: number, owner: string, failure: ImportFailure): Promise<boolean> {
   return db.transaction(async (trx) => {
     const now = Date.now();
-    const n = await trx('import_jobs')
-      .where({ id, locked_by: owner })
-      .whereNull('finished_at')
-      .update({ status: 'failed', error, credentials: null, locked_by: null, lease_expires_at: null, finished_at: now, updated_at: now });
+    const n = await trx('import_jobs').where({ id, locked_by: owner }).whereNull('finished_at').update({
+      status: 'failed',
+      error: failure.message,
+      error_code: failure.code,
+      error_reason: failure.reason,
+      locked_by: null,
+      lease_expires_at: null,
+      finished_at: now,
+      updated_at: now,
+    });
     if (n > 0) await raiseImportEnded(trx, config, id, 'failed');
     return n > 0;
   });

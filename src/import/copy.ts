@@ -199,6 +199,11 @@ export async function countRefs(dir: string): Promise<{ branches: number; tags: 
   return { branches: refs.filter((r) => r.startsWith('refs/heads/')).length, tags: refs.filter((r) => r.startsWith('refs/tags/')).length };
 }
 
+/** How many commits the copy's refs reach. */
+export async function countCommits(dir: string): Promise<number> {
+  return Number((await git(['rev-list', '--count', '--all'], { cwd: dir })).trim()) || 0;
+}
+
 /** Objects and bytes of a copy (`git count-objects -v`: loose and packed objects, their size on disk). */
 export async function copySize(dir: string): Promise<{ objects_received: number; bytes_received: number }> {
   const out = await git(['count-objects', '-v'], { cwd: dir });

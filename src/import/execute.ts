@@ -1,15 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { notifyDeliveries, type Services } from '../services.ts';
-import { HostPolicyError } from '../net/hostPolicy.ts';
-import { errorCode } from '../errors/thrown.ts';
-import { checkGitmodules, copyRepository, copySize, countRefs } from './copy.ts';
+import { checkGitmodules, copyRepository, copySize, countCommits, countRefs } from './copy.ts';
 import { findLfsPointers } from './lfsScan.ts';
 import { fetchLfsObjects } from './lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
-import { askpassProgram, GitAbortedError, GitRunError } from './gitRemote.ts';
+import { askpassProgram, GitRunError } from './gitRemote.ts';
 import { failJob, releaseJob, renewLease } from './claim.ts';
-import { scrubSecrets } from './gitErrors.ts';
+import { describeFailure, failureReason } from './failure.ts';
 import { jobTempDir, type ImportJob } from './jobs.ts';
 import { parseSourceUrl, type Credentials } from './url.ts';
 import { openCredentials } from '../secrets/credentials.ts';
@@ -53,7 +51,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // Its node died in every one of its last runs: most likely this job kills it. Ending it
     // here (never run again by itself) is what keeps a node from a crash loop.
     await fs.rm(tmp, { recursive: true, force: true });
-    if (await failJob(db, config, job.id, owner, parked)) {
+    if (await failJob(db, config, job.id, owner, { code: 'interrupted', reason: failureReason('interrupted', config), message: parked })) {
       notifyDeliveries(services);
       log.error({ import_id: job.id, source_url: job.source_url, interruptions: job.interruptions }, 'import parked');
     }
@@ -88,10 +86,11 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
     }
     // What arrived, counted from the copy itself: a fast copy may end before git reports it.
-    await write({ status: 'fetching_lfs', phase: 'fetching_lfs', percent: overall('fetching_lfs', 0), ...(await copySize(tmp)) }, true);
+    await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...(await copySize(tmp)) }, true);
     // Two read-only scans of the copy, side by side: its .gitmodules (a refusal fails the
     // import) and its LFS pointers. Run on every attempt, a resumed one included.
     const [pointers] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp)]);
+    await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
       url: source.url,
       endpoint: job.lfs_url,
@@ -105,13 +104,16 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     });
     await write({ status: 'finalizing', phase: 'finalizing', percent: overall('finalizing', 0) }, true);
     const counts = await countRefs(tmp);
+    // What the page and the record show of the result, counted on the copy before it moves.
+    const commits = await countCommits(tmp);
+    const sizeBytes = (await copySize(tmp)).bytes_received + lfs.stored.reduce((sum, o) => sum + o.size, 0);
     await finalizeImport(
       db,
       config,
       job,
       owner,
       tmp,
-      { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing },
+      { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing, commits, size_bytes: sizeBytes },
       lfs.stored,
     );
     notifyDeliveries(services);
@@ -156,6 +158,8 @@ function progressWriter(services: Services, job: ImportJob, owner: string, lease
       percent: overall(p.phase, p.percent),
       ...(p.objects_received !== null ? { objects_received: p.objects_received } : {}),
       ...(p.bytes_received !== null ? { bytes_received: p.bytes_received } : {}),
+      ...(p.objects_total !== null ? { objects_total: p.objects_total } : {}),
+      ...(p.bytes_per_second !== null ? { bytes_per_second: p.bytes_per_second } : {}),
     });
   return { write, progress, overall, high: () => high };
 }
@@ -193,13 +197,7 @@ async function settleFailure(
     return;
   }
   await fs.rm(tmp, { recursive: true, force: true });
-  let message: string;
-  if (reason === 'timeout') message = `timed out after ${Math.round(config.importTimeoutMs / 1000)}s (IMPORT_TIMEOUT)`;
-  else if (err instanceof HostPolicyError) message = 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)';
-  else if (errorCode(err) === 'ENOTFOUND') message = scrubSecrets((err as Error).message, credentials);
-  else if (err instanceof GitRunError || err instanceof FinalizeError) message = err.message;
-  else if (err instanceof GitAbortedError) message = 'stopped';
-  else message = scrubSecrets(String((err as Error)?.message ?? err), credentials).slice(0, 1000);
-  if (await failJob(db, config, job.id, owner, message)) notifyDeliveries(services);
-  log.warn({ import_id: job.id, source_url: job.source_url, error: message }, 'import failed');
+  const failure = describeFailure(config, err, reason === 'timeout', credentials);
+  if (await failJob(db, config, job.id, owner, failure)) notifyDeliveries(services);
+  log.warn({ import_id: job.id, source_url: job.source_url, error: failure.message, error_code: failure.code }, 'import failed');
 }

@@ -38,6 +38,9 @@ export interface ImportResult {
   tags: number;
   lfs_objects: number;
   missing_lfs_objects: MissingObject[];
+  /** Commits reachable from the refs, and the repository's size on disk with its LFS objects (absent in jobs that finished before they were counted). */
+  commits?: number;
+  size_bytes?: number;
 }
 
 // Names the job a repository directory belongs to while it is being moved in, so a

@@ -26,7 +26,14 @@ export interface ImportJob {
   percent: number | null;
   objects_received: number | null;
   bytes_received: number | null;
+  objects_total: number | null;
+  bytes_per_second: number | null;
   error: string | null;
+  /** Why it failed, as a stable code (failure.ts), and as one sentence a person reads; null unless failed (and for jobs that failed before they were kept). */
+  error_code: string | null;
+  error_reason: string | null;
+  /** The failed job this one retries, or null. */
+  retry_of: number | null;
   source_url: string;
   /** The LFS endpoint named in the request, or null to guess it from the source URL. */
   lfs_url: string | null;
@@ -47,6 +54,11 @@ export interface ImportJob {
   result: string | null;
   created_at: number;
   finished_at: number | null;
+}
+
+/** How long a job ran, from its first claim to its end (ms); null while it runs or when it never started. */
+export function jobDuration(job: Pick<ImportJob, 'started_at' | 'finished_at'>): number | null {
+  return job.started_at !== null && job.finished_at !== null ? Math.max(0, job.finished_at - job.started_at) : null;
 }
 
 /** Where a job keeps its repository until it is moved into place: under REPOS_DIR, so the move is a rename. */
@@ -156,7 +168,18 @@ async function exists(file: string): Promise<boolean> {
 
 /** The columns of an import job that toJob turns into numbers. */
 type JobNumbers =
-  'mirror_interval_ms' | 'percent' | 'objects_received' | 'bytes_received' | 'interruptions' | 'lease_expires_at' | 'started_at' | 'created_at' | 'finished_at';
+  | 'mirror_interval_ms'
+  | 'percent'
+  | 'objects_received'
+  | 'bytes_received'
+  | 'objects_total'
+  | 'bytes_per_second'
+  | 'retry_of'
+  | 'interruptions'
+  | 'lease_expires_at'
+  | 'started_at'
+  | 'created_at'
+  | 'finished_at';
 
 /** An `import_jobs` row with its organization's name (jobs()), as either driver gives it; its other columns come along too. */
 interface ImportJobRow extends Omit<ImportJob, JobNumbers> {
@@ -164,6 +187,9 @@ interface ImportJobRow extends Omit<ImportJob, JobNumbers> {
   percent: number | null;
   objects_received: DbInt | null;
   bytes_received: DbInt | null;
+  objects_total: DbInt | null;
+  bytes_per_second: DbInt | null;
+  retry_of: DbInt | null;
   interruptions: number;
   lease_expires_at: DbInt | null;
   started_at: DbInt | null;
@@ -179,6 +205,9 @@ function toJob(row: ImportJobRow): ImportJob {
     percent: n(row.percent),
     objects_received: n(row.objects_received),
     bytes_received: n(row.bytes_received),
+    objects_total: n(row.objects_total),
+    bytes_per_second: n(row.bytes_per_second),
+    retry_of: n(row.retry_of),
     interruptions: Number(row.interruptions ?? 0),
     lease_expires_at: n(row.lease_expires_at),
     started_at: n(row.started_at),

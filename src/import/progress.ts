@@ -4,6 +4,10 @@ export interface Progress {
   percent: number | null;
   objects_received: number | null;
   bytes_received: number | null;
+  /** How many objects the source is sending, from git's "(450/1000)". */
+  objects_total: number | null;
+  /** The transfer rate git last reported ("| 2.00 MiB/s"), in bytes per second. */
+  bytes_per_second: number | null;
 }
 
 const PHASES: Record<string, string> = {
@@ -21,7 +25,7 @@ const UNITS: Record<string, number> = { bytes: 1, byte: 1, kib: 1024, mib: 1024 
  * Reads the last progress report in a piece of git's `--progress` stderr, such as
  * "Receiving objects:  45% (450/1000), 1.20 MiB | 2.00 MiB/s" (lines end in \r or \n,
  * remote lines start with "remote: "). Returns null when the text holds no report.
- * `previous` carries objects and bytes over from earlier reports of the same fetch.
+ * `previous` carries objects, bytes and the rate over from earlier reports of the same fetch.
  */
 export function parseGitProgress(text: string, previous: Progress | null = null): Progress | null {
   let found: Progress | null = null;
@@ -37,11 +41,16 @@ export function parseGitProgress(text: string, previous: Progress | null = null)
       percent: m[2] !== undefined ? Number(m[2]) : null,
       objects_received: base?.objects_received ?? null,
       bytes_received: base?.bytes_received ?? null,
+      objects_total: base?.objects_total ?? null,
+      bytes_per_second: base?.bytes_per_second ?? null,
     };
     if (phase === 'receiving_objects') {
       next.objects_received = Number(m[3] ?? m[5] ?? 0);
+      if (m[4] !== undefined) next.objects_total = Number(m[4]);
       const bytes = /,\s*([\d.]+)\s*(bytes?|KiB|MiB|GiB|TiB)/i.exec(m[6]);
       if (bytes) next.bytes_received = Math.round(Number(bytes[1]) * UNITS[bytes[2].toLowerCase()]);
+      const rate = /\|\s*([\d.]+)\s*(bytes?|KiB|MiB|GiB|TiB)\/s/i.exec(m[6]);
+      if (rate) next.bytes_per_second = Math.round(Number(rate[1]) * UNITS[rate[2].toLowerCase()]);
     }
     found = next;
   }
@@ -57,6 +66,7 @@ const SPANS: Record<string, [number, number]> = {
   receiving_objects: [5, 70],
   resolving_deltas: [70, 85],
   checking_connectivity: [85, 88],
+  checking_submodules: [88, 88],
   fetching_lfs: [88, 98],
   finalizing: [98, 99],
   done: [100, 100],

@@ -23,19 +23,24 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   t.equal(created.headers.get('location'), `/api/v1/repos/import/${created.body.id}`);
   t.same(Object.keys(created.body).sort(), [
     'created_at',
+    'duration_ms',
     'error',
+    'error_code',
+    'error_reason',
     'finished_at',
     'id',
     'lfs_url',
     'name',
     'progress',
     'repository',
+    'retry_of',
     'source_url',
+    'started_at',
     'status',
     'target_org',
     'visibility',
   ]);
-  t.same(Object.keys(created.body.progress).sort(), ['bytes_received', 'objects_received', 'percent', 'phase']);
+  t.same(Object.keys(created.body.progress).sort(), ['bytes_per_second', 'bytes_received', 'objects_received', 'objects_total', 'percent', 'phase']);
   t.equal(created.body.source_url, daemon.url('source'));
   t.equal(created.body.repository, null);
 
@@ -49,6 +54,11 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   t.equal(job.repository.branches, 2);
   t.equal(job.repository.tags, 2);
   t.equal(job.repository.lfs_objects, 0, 'git:// has no LFS endpoint that answers here');
+  t.equal(job.repository.commits, Number((await g.ok(['rev-list', '--count', '--all'], { cwd: source.bare })).trim()), 'every commit of the source counted');
+  t.equal(job.repository.commits, 4);
+  t.ok(job.repository.size_bytes > 0, 'its size on disk');
+  t.equal(job.duration_ms, Date.parse(job.finished_at) - Date.parse(job.started_at), 'duration from start to end');
+  t.equal(job.error_code, null);
   t.same(
     job.repository.missing_lfs_objects.map((m: any) => m.oid).sort(),
     [source.lfs.kept.oid, source.lfs.old.oid, source.lfs.absent.oid].sort(),

@@ -14,33 +14,43 @@ t.test('parseGitProgress reads the last report of each kind', async (t) => {
     percent: 40,
     objects_received: null,
     bytes_received: null,
+    objects_total: null,
+    bytes_per_second: null,
   });
   t.same(parseGitProgress('Receiving objects:  12% (120/1000), 1.50 MiB | 2.00 MiB/s\rReceiving objects:  45% (450/1000), 3.25 MiB | 2.10 MiB/s\r'), {
     phase: 'receiving_objects',
     percent: 45,
     objects_received: 450,
     bytes_received: Math.round(3.25 * 1024 * 1024),
+    objects_total: 1000,
+    bytes_per_second: Math.round(2.1 * 1024 * 1024),
   });
   t.same(parseGitProgress('Receiving objects: 100% (3/3), 512 bytes | 512.00 KiB/s, done.\n'), {
     phase: 'receiving_objects',
     percent: 100,
     objects_received: 3,
     bytes_received: 512,
+    objects_total: 3,
+    bytes_per_second: 512 * 1024,
   });
   t.same(parseGitProgress('Receiving objects:  10% (1/10), 20.00 KiB | 1 KiB/s\r'), {
     phase: 'receiving_objects',
     percent: 10,
     objects_received: 1,
     bytes_received: 20480,
+    objects_total: 10,
+    bytes_per_second: 1024,
   });
   const receiving = parseGitProgress('Receiving objects: 100% (1000/1000), 1.00 GiB | 9 MiB/s, done.\n')!;
   t.equal(receiving.bytes_received, 1024 ** 3);
-  // Resolving keeps what receiving counted.
+  // Resolving keeps what receiving counted, and the last rate.
   t.same(parseGitProgress('Resolving deltas:  50% (5/10)\r', receiving), {
     phase: 'resolving_deltas',
     percent: 50,
     objects_received: 1000,
     bytes_received: 1024 ** 3,
+    objects_total: 1000,
+    bytes_per_second: 9 * 1024 ** 2,
   });
   t.equal(parseGitProgress('fatal: early EOF\n'), null);
 });
