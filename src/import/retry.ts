@@ -15,10 +15,12 @@ import { findImportJob, type ImportJob } from './jobs.ts';
  * LFS endpoint, mirror interval, and its credentials, which move over still sealed (the
  * failed job no longer holds them, so a secret lives in one job at a time and is never
  * shown to anyone). The source passes the host policy again, and the name must still be
- * free. Returns the new job; a job that did not fail is a conflict.
+ * free. Returns the new job; a job that did not fail, or was retried already, is a conflict.
  */
 export async function retryImportJob(db: Db, config: Config, job: ImportJob, user: User | null): Promise<ImportJob> {
   if (job.status !== 'failed') throw conflict(`Import ${job.id} did not fail (${job.status}); only a failed import can be retried`);
+  const already = await retriedAs(db, job.id);
+  if (already !== null) throw conflict(`Import ${job.id} was already retried as import ${already}`);
   const source = parseSourceUrl(job.source_url);
   try {
     await resolveAllowed(config.importAllowedHosts, bareHost(source.url));
@@ -63,4 +65,10 @@ export async function retryImportJob(db: Db, config: Config, job: ImportJob, use
     if (isUniqueViolation(err)) throw conflict(`An import into ${job.target_org}/${job.name} is already under way`);
     throw err;
   }
+}
+
+/** The job that retried `id`, or null. */
+export async function retriedAs(db: Db, id: number): Promise<number | null> {
+  const row = await db('import_jobs').where('retry_of', id).orderBy('id').first('id');
+  return row ? Number(row.id) : null;
 }

@@ -9,6 +9,7 @@ import { staticAssets } from './static.ts';
 import { authRoutes } from './routes/auth.ts';
 import { homeRoutes } from './routes/home.ts';
 import { importRoutes } from './routes/import.ts';
+import { importHistoryRoutes } from './routes/importHistory.ts';
 import { repoRoutes } from './routes/repo.ts';
 import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
@@ -52,6 +53,7 @@ export const uiMount: Mount = (app, services: Services) => {
   // Fixed /-/ paths first: they would otherwise match /:org/:repo.
   authRoutes(router, services);
   importRoutes(router, services);
+  importHistoryRoutes(router, services);
   webhookRoutes(router, services, ORG_HOOKS);
   deliveryRoutes(router, services, ORG_HOOKS);
   homeRoutes(router, services);

@@ -40,7 +40,14 @@ t.test('import from a git daemon source through the form, following the progress
   // The page's script polls the job and reloads at the end.
   await page.waitForSelector('text=Import finished', { timeout: 60_000 });
   await screenshot(page, 'import-done');
-  t.match(await page.textContent('main'), '2 branches · 1 tag · 0 LFS objects');
+  const fact = async (field: string) => (await page.textContent(`[data-field=${field}]`))!.trim();
+  t.same(
+    { commits: await fact('commits'), branches: await fact('branches'), tags: await fact('tags'), lfs: await fact('lfs') },
+    { commits: '2', branches: '2', tags: '1', lfs: '0' },
+    'commits, branches, tags and LFS objects of the source',
+  );
+  t.match(await fact('size'), /^\d+(\.\d)? (bytes|KiB)$/, 'its size');
+  t.match(await fact('duration'), /^\d+(\.\d)? s$/, 'how long it took');
   t.match(
     (await page.textContent('[data-field=missing]'))!.replace(/\s+/g, ' '),
     `1 LFS object missing at the source: ${oid} (12345 bytes): `,

@@ -49,7 +49,7 @@ export function homeRoutes(router: Router, services: Services) {
   router.get('/:org', async (ctx) => {
     const org = ctx.params.org;
     const repos = await readerFor(ctx, services).orgRepos(org);
-    // Its owners manage the organization's webhooks (SPEC §5.4).
+    // Its owners manage the organization's webhooks (SPEC §5.4) and see its imports.
     const found = await findOrg(services.db, org);
     const user = ui(ctx).user;
     const owner = found && user ? (await roleIn(services.db, found.id, user)) === 'owner' : false;
@@ -59,7 +59,7 @@ export function homeRoutes(router: Router, services: Services) {
     renderPage(
       ctx,
       { title: org, crumbs: [{ label: org }] },
-      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span>${owner ? html`<a class="button" href="/-/orgs/${org}/settings/hooks">Webhooks</a>` : ''}</div>
+      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span>${owner ? html`<nav class="org-links" aria-label="${org}"><a class="button" href="/-/orgs/${org}/imports">Imports</a><a class="button" href="/-/orgs/${org}/settings/hooks">Webhooks</a></nav>` : ''}</div>
       <section class="card">${list}</section>`,
     );
   });

@@ -5,65 +5,23 @@ import type { User } from '../../domain/accounts.ts';
 import { orgsOf } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
 import { cancelImportJob, createImportJob, findImportJob, type ImportJob as JobRow } from '../../import/jobs.ts';
+import { retriedAs, retryImportJob } from '../../import/retry.ts';
 import { NEW_IMPORT } from '../../import/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
-import type { ImportResult } from '../../import/finalize.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { importForm, importRequest, importValuesFromForm, type ImportBody, type ImportValues } from '../pages/importForm.ts';
 import type { FieldErrors } from '../pages/webhookForm.ts';
-import { plural, timeTag } from '../format.ts';
+import { timeTag } from '../format.ts';
+import { isFinished, jobPanel, statusFeed } from '../pages/importJob.ts';
 import { refusedPage, requireUser } from '../user.ts';
-
-/** An import job (SPEC §8.1) as the pages show it: never its credentials. */
-interface ImportJob {
-  id: number;
-  status: string;
-  progress: { phase: string; percent: number | null; objects_received: number | null; bytes_received: number | null };
-  error: string | null;
-  source_url: string;
-  target_org: string;
-  name: string;
-  visibility: string;
-  repository: (Omit<ImportResult, 'missing_lfs_objects'> & { full_name: string; missing_lfs_objects?: ImportResult['missing_lfs_objects'] }) | null;
-  created_at: number;
-  finished_at: number | null;
-}
-
-/** The view of a job, built field by field so stored credentials and lease bookkeeping never reach a page. */
-function jobView(job: JobRow): ImportJob {
-  const result: ImportResult | null = job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
-  return {
-    id: job.id,
-    status: job.status,
-    progress: { phase: job.phase ?? job.status, percent: job.percent, objects_received: job.objects_received, bytes_received: job.bytes_received },
-    error: job.error,
-    source_url: job.source_url,
-    target_org: job.target_org,
-    name: job.name,
-    visibility: job.visibility,
-    repository: result ? { ...result, full_name: `${job.target_org}/${job.name}` } : null,
-    created_at: job.created_at,
-    finished_at: job.finished_at,
-  };
-}
 
 /** The bounds the REST API's schema puts on an import request's fields. */
 const LIMITS: Record<string, number> = Object.fromEntries(
   (['source_url', 'auth_username', 'auth_password', 'lfs_url', 'mirror_interval'] as const).map((field) => [field, NEW_IMPORT.properties[field].maxLength]),
 );
-
-const FINISHED = ['succeeded', 'failed', 'canceled'];
-const LABELS: Record<string, string> = { queued: 'Waiting to start', cloning: 'Cloning', fetching_lfs: 'Fetching LFS objects', finalizing: 'Finalizing' };
-
-/** What a running job is doing, in words: its status, and its phase when that says more. */
-function runningLabel(job: ImportJob): string {
-  const status = LABELS[job.status] ?? job.status;
-  const phase = job.progress?.phase;
-  return phase && phase !== job.status && LABELS[phase] !== status ? `${status} · ${phase}` : status;
-}
 
 function jobId(value: string | undefined): number {
   if (!value || !/^[1-9]\d{0,15}$/.test(value)) throw new PageError(404, 'Not found', 'No such import.');
@@ -135,28 +93,7 @@ function formPage(ctx: Context, values: ImportValues, orgs: string[], errors: Fi
   );
 }
 
-function progressView(job: ImportJob) {
-  const p = job.progress ?? {};
-  const percent = Math.max(0, Math.min(100, Math.round(p.percent ?? 0)));
-  const numbers = html`<p class="muted" data-field="numbers">${p.objects_received ?? 0} objects · ${Math.round((p.bytes_received ?? 0) / 1024)} KiB received</p>`;
-  if (job.status === 'succeeded' && job.repository) {
-    const r = job.repository;
-    const missing = r.missing_lfs_objects ?? [];
-    const missingList = missing.length
-      ? html`<div class="flash error" role="alert" data-field="missing"><p>${plural(missing.length, 'LFS object')} missing at the source:</p>
-        <ul>${missing.map((m) => html`<li><code>${m.oid}</code> (${m.size} bytes): ${m.error}</li>`)}</ul></div>`
-      : '';
-    return html`<p class="result ok">Import finished</p><p><a class="button primary" href="/${r.full_name}">Open ${r.full_name}</a></p>
-    <p class="muted">${plural(r.branches, 'branch', 'branches')} · ${plural(r.tags, 'tag')} · ${plural(r.lfs_objects, 'LFS object')} · default branch <span class="ref">${r.default_branch}</span></p>${missingList}`;
-  }
-  if (job.status === 'failed')
-    return html`<p class="result bad">Import failed</p><p class="flash error" role="alert">${job.error ?? 'The import failed.'}</p><p><a class="button" href="/-/import">Start again</a></p>`;
-  if (job.status === 'canceled') return html`<p class="result wait">Import canceled</p><p><a class="button" href="/-/import">Start again</a></p>`;
-  return html`<p aria-live="polite"><span class="result wait" data-field="status">${runningLabel(job)}</span></p>
-  <progress max="100" value="${percent}" data-field="percent" aria-label="Import progress">${percent}%</progress>${numbers}`;
-}
-
-/** Import: the form, the job's progress page (refreshing until the end), a status feed for the page's script, and cancel. */
+/** Import: the form, the job's page (progress, refreshing until the end; then the result, or why it failed and a retry), a status feed for the page's script, retry and cancel. */
 export function importRoutes(router: Router, services: Services) {
   router.get('/-/import', async (ctx) => {
     const orgs = await orgNames(services, requireUser(ctx));
@@ -194,29 +131,46 @@ export function importRoutes(router: Router, services: Services) {
   });
 
   router.get('/-/import/:id', async (ctx) => {
-    const job = jobView(await jobOf(services, requireUser(ctx), ctx.params.id));
-    const running = !FINISHED.includes(job.status);
+    const job = await jobOf(services, requireUser(ctx), ctx.params.id);
+    const running = !isFinished(job);
+    const target = `${job.target_org}/${job.name}`;
     renderPage(
       ctx,
-      // Without a script the page refreshes itself; with one, wharf.js polls the status feed and reloads at the end.
+      // Without a script the page refreshes itself; with one, wharf.js polls the status feed and swaps in the result at the end.
       {
-        title: `Import of ${job.target_org}/${job.name}`,
-        crumbs: [{ label: 'Import', href: '/-/import' }, { label: `${job.target_org}/${job.name}` }],
+        title: `Import of ${target}`,
+        crumbs: [{ label: job.target_org, href: `/${job.target_org}` }, { label: 'Imports', href: `/-/orgs/${job.target_org}/imports` }, { label: `#${job.id} ${job.name}` }],
         head: running ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>` : undefined,
       },
       html`<section class="card narrow" ${running ? html`data-poll="/-/import/${job.id}/status"` : ''}>
-      <h1>${running ? 'Importing into' : 'Import into'} ${job.target_org}/${job.name}</h1>
-      <p class="muted">From <code>${job.source_url}</code> · ${job.visibility} · started ${timeTag(job.created_at)}${job.finished_at ? html` · ended ${timeTag(job.finished_at)}` : ''}</p>
-      <div class="progress-view">${progressView(job)}</div>
-      ${running ? html`<form method="post" action="/-/import/${job.id}/cancel" class="actions">${csrfField(ctx)}<button type="submit" class="danger">Cancel import</button></form>` : ''}
+      <h1 data-swap="title">${running ? 'Importing into' : 'Import into'} ${target}</h1>
+      <p class="muted" data-swap="meta">From <code class="url">${job.source_url}</code> · ${job.visibility} · started ${timeTag(job.started_at ?? job.created_at)}${job.finished_at ? html` · ended ${timeTag(job.finished_at)}` : ''}${job.retry_of ? html` · retry of <a href="/-/import/${job.retry_of}">import #${job.retry_of}</a>` : ''}</p>
+      ${jobPanel(ctx, job, job.status === 'failed' ? await retriedAs(services.db, job.id) : null)}
+      ${running ? html`<form method="post" action="/-/import/${job.id}/cancel" class="actions" data-swap="cancel">${csrfField(ctx)}<button type="submit" class="danger">Cancel import</button></form>` : ''}
       </section>`,
     );
   });
 
   router.get('/-/import/:id/status', async (ctx) => {
-    const job = jobView(await jobOf(services, requireUser(ctx), ctx.params.id));
+    const job = await jobOf(services, requireUser(ctx), ctx.params.id);
     ctx.type = 'application/json';
-    ctx.body = { status: job.status, label: runningLabel(job), finished: FINISHED.includes(job.status), progress: job.progress ?? {} };
+    ctx.body = statusFeed(job);
+  });
+
+  router.post('/-/import/:id/retry', async (ctx) => {
+    const user = requireUser(ctx);
+    const job = await jobOf(services, user, ctx.params.id);
+    try {
+      const retry = await retryImportJob(services.db, services.config, job, user);
+      services.signals.emit('imports');
+      ctx.status = 303;
+      ctx.redirect(`/-/import/${retry.id}`);
+    } catch (err) {
+      // Refused (the name is taken now, the host policy changed, retried already): say why on the failed job's page.
+      if (!(err instanceof WharfError) || (err.code !== 'conflict' && err.code !== 'validation_failed')) throw err;
+      const why = err.code === 'validation_failed' ? (err.details[0]?.message ?? err.message) : err.message;
+      redirectWithFlash(ctx, `/-/import/${job.id}`, `Could not retry: ${why}`, 'error');
+    }
   });
 
   router.post('/-/import/:id/cancel', async (ctx) => {

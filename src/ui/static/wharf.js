@@ -47,23 +47,40 @@ document.addEventListener('DOMContentLoaded', () => {
     setTimeout(step, wait);
   }
 
-  // An import's progress page polls the job's status and reloads once it has ended.
+  // An import's page polls the job's status while it runs: the live region reads out each new
+  // phase; at the end the page's new parts (result, or reason and retry) are swapped in and
+  // the live region reads out the result (a reload would announce nothing).
   const poll = document.querySelector('[data-poll]');
   if (poll) {
-    const set = (name, apply) => {
-      const el = poll.querySelector(`[data-field="${name}"]`);
-      if (el) apply(el);
+    const field = (name) => poll.querySelector(`[data-field="${name}"]`);
+    const finish = async () => {
+      const res = await fetch(location.href, { credentials: 'same-origin' });
+      if (!res.ok) return location.reload();
+      const next = new DOMParser().parseFromString(await res.text(), 'text/html');
+      for (const old of poll.querySelectorAll('[data-swap]')) {
+        const fresh = next.querySelector(`[data-swap="${old.dataset.swap}"]`);
+        if (fresh) old.replaceWith(document.importNode(fresh, true));
+        else old.remove();
+      }
+      const live = next.querySelector('[data-field="live"]');
+      if (live && field('live')) field('live').innerHTML = live.innerHTML;
+      document.title = next.title;
+      poll.removeAttribute('data-poll');
     };
     const step = async () => {
       try {
         const res = await fetch(poll.dataset.poll, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
         if (res.ok) {
           const job = await res.json();
-          if (job.finished) return location.reload();
-          const p = job.progress || {};
-          set('status', (el) => (el.textContent = job.label));
-          set('percent', (el) => (el.value = Math.round(p.percent || 0)));
-          set('numbers', (el) => (el.textContent = `${p.objects_received || 0} objects · ${Math.round((p.bytes_received || 0) / 1024)} KiB received`));
+          if (job.finished) return await finish();
+          const live = field('live');
+          if (live && live.textContent !== job.label) live.textContent = job.label;
+          const bar = field('percent');
+          if (bar && job.percent !== null) {
+            bar.value = job.percent;
+            bar.setAttribute('aria-valuenow', String(job.percent));
+          }
+          if (field('details') && job.details) field('details').textContent = job.details;
         }
       } catch {
         // the server may be restarting: keep polling
