@@ -139,7 +139,11 @@ export function importRoutes(router: Router, services: Services) {
       // Without a script the page refreshes itself; with one, wharf.js polls the status feed and swaps in the result at the end.
       {
         title: `Import of ${target}`,
-        crumbs: [{ label: job.target_org, href: `/${job.target_org}` }, { label: 'Imports', href: `/-/orgs/${job.target_org}/imports` }, { label: `#${job.id} ${job.name}` }],
+        crumbs: [
+          { label: job.target_org, href: `/${job.target_org}` },
+          { label: 'Imports', href: `/-/orgs/${job.target_org}/imports` },
+          { label: `#${job.id} ${job.name}` },
+        ],
         head: running ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>` : undefined,
       },
       html`<section class="card narrow" ${running ? html`data-poll="/-/import/${job.id}/status"` : ''}>
