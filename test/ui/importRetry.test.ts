@@ -73,6 +73,9 @@ t.test('a failed import says why, a retry with the same settings succeeds once t
 
   // The source is fixed: the repository now exists there.
   await g.ok(['clone', '-q', '--mirror', work, path.join(served, 'tool.git')]);
+  // A second tab still shows the failed job's button.
+  const stale = await page.context().newPage();
+  await stale.goto(firstUrl);
   await page.click('button:has-text("Retry with the same settings")');
   await page.waitForURL(/\/-\/import\/\d+$/);
   const retryId = Number(/\/-\/import\/(\d+)$/.exec(page.url())![1]);
@@ -96,6 +99,12 @@ t.test('a failed import says why, a retry with the same settings succeeds once t
   const first = await w.api('GET', `/api/v1/repos/import/${firstId}`);
   t.equal(first.body.error_code, 'not_found');
   t.equal((await w.api('GET', `/api/v1/repos/import/${retryId}`)).body.lfs_url, 'http://127.0.0.1:9/tool.git/info/lfs', 'the LFS endpoint came along');
+
+  // Retrying it again from the stale tab is refused, with the reason on the failed job's page.
+  await stale.click('button:has-text("Retry with the same settings")');
+  await stale.waitForURL(firstUrl);
+  t.match(await stale.textContent('.flash.error[role=alert]'), `Could not retry: Import ${firstId} was already retried as import ${retryId}`);
+  await stale.close();
 
   // The failed job's page now points to its retry.
   await page.goto(firstUrl);
