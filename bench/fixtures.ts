@@ -237,10 +237,10 @@ export async function serveWharf(dir: string, databaseUrl: string, env: NodeJS.P
       WEBHOOK_ALLOWED_HOSTS: 'loopback',
       ...env,
     },
-    /Admin token.*: wharf_\S+/,
+    /sign in with this token: wharf_\S+/,
   );
   const url = /listening on (http:\/\/\S+)/.exec(server.out())![1];
-  const token = /Admin token.*: (wharf_\S+)/.exec(server.out())![1];
+  const token = /sign in with this token: (wharf_\S+)/.exec(server.out())![1];
   const api = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
     const res = await fetch(url + p, {
       method,

@@ -208,3 +208,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...overrides,
   };
 }
+
+/**
+ * Whether this process was started by `npm run` with npm's banner on: npm writes
+ * `> wharf@… wharf` to stdout before the command's own output (only `--silent` or
+ * `--loglevel=silent` turns it off), so `TOKEN=$(npm run wharf -- token create …)` would
+ * capture it too.
+ */
+export function npmBannerOnStdout(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.npm_command === 'run' && env.npm_lifecycle_event !== undefined && env.npm_config_loglevel !== 'silent';
+}

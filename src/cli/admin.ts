@@ -1,16 +1,15 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig } from '../config.ts';
-import { connect, migrate, type Db } from '../db/connect.ts';
+import { loadConfig, npmBannerOnStdout } from '../config.ts';
+import type { Db } from '../db/connect.ts';
 import { createOrg, createUser, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { issueToken } from '../domain/tokens.ts';
 import { isValidName } from '../domain/names.ts';
 import { parseDuration } from '../util/duration.ts';
-import { CliError, type RunWrapper } from './common.ts';
+import { CliError, openServerDb, type RunWrapper } from './common.ts';
 
 async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
-  const db = connect(loadConfig().databaseUrl);
+  const db = await openServerDb(loadConfig());
   try {
-    await migrate(db);
     return await work(db);
   } finally {
     await db.destroy();
@@ -79,6 +78,10 @@ export function adminCommands(program: Command, run: RunWrapper) {
           if (!owner) throw new CliError(`no user named ${login}`);
           const issued = await issueToken(db, owner.id, opts.name, opts.expiresIn);
           process.stdout.write(`${issued.token}\n`);
+          if (npmBannerOnStdout())
+            process.stderr.write(
+              `wharf: npm printed its "> wharf" banner on stdout before the token; to capture the token alone use npm run --silent wharf -- token create ${login} (or npx wharf token create ${login})\n`,
+            );
         });
       })(),
     );

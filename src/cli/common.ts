@@ -1,3 +1,7 @@
+import fs from 'node:fs';
+import type { Config } from '../config.ts';
+import { connect, hasSchema, migrate, sqliteFile, type Db } from '../db/connect.ts';
+
 /** Exit codes of every wharf command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
@@ -6,3 +10,32 @@ export class CliError extends Error {}
 
 /** Wraps a command's action so its exit code reaches main(). */
 export type RunWrapper = (action: () => Promise<number | void>) => () => Promise<void>;
+
+/**
+ * Opens the server's database for a command that works on it (every command but `serve`
+ * and `migrate`) and brings its schema up to date. A command run from another directory
+ * than the server's would otherwise make a new empty database there and report success
+ * for changes the server never sees, so it refuses instead: for SQLite when the file does
+ * not exist (checked before opening it, which would create it), for Postgres when no
+ * migration ever ran there (no `knex_migrations` table). `wharf migrate` or `wharf serve`
+ * sets up a new database on purpose.
+ */
+export async function openServerDb(config: Config): Promise<Db> {
+  const file = sqliteFile(config.databaseUrl);
+  if (file !== null && !fs.existsSync(file))
+    throw new CliError(
+      `no Wharf database at ${file}: run this in the server's directory, or set DATA_DIR (or DATABASE_URL) to the server's; wharf migrate creates a new one`,
+    );
+  const db = connect(config.databaseUrl);
+  try {
+    if (!(await hasSchema(db)))
+      throw new CliError(
+        `the database of ${file === null ? 'DATABASE_URL' : file} holds no Wharf schema: set DATABASE_URL (or DATA_DIR) to the server's; wharf migrate sets up a new one`,
+      );
+    await migrate(db);
+    return db;
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+}

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { connect, migrate } from '../db/connect.ts';
+import type { Db } from '../db/connect.ts';
 import { createLogger } from '../log.ts';
 import { findOrg } from '../domain/accounts.ts';
 import { isValidName } from '../domain/names.ts';
@@ -10,7 +10,7 @@ import { cancelImportJob, createImportJob, findImportJob, type ImportJob } from 
 import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
-import { EXIT, CliError, type RunWrapper } from './common.ts';
+import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
 
 function targetArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -83,11 +83,10 @@ export function importCommand(program: Command, run: RunWrapper) {
         run(async () => {
           const config = loadConfig();
           const password = opts.passwordStdin ? await readStdin() : undefined;
-          const db = connect(config.databaseUrl);
+          const db = await openServerDb(config);
           const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
           const runner = createImportRunner(services);
           try {
-            await migrate(db);
             // The runner reads services.config when a job runs: it gets the checked key.
             services.config = await openSecrets(config, db);
             const org = await findOrg(db, target.org);
@@ -131,7 +130,7 @@ export function importCommand(program: Command, run: RunWrapper) {
 }
 
 /** Polls a job until it finishes, drawing progress on stderr (a bar on a terminal, a line per change otherwise). */
-async function follow(db: ReturnType<typeof connect>, id: number): Promise<ImportJob> {
+async function follow(db: Db, id: number): Promise<ImportJob> {
   const tty = process.stderr.isTTY;
   let last = '';
   for (;;) {

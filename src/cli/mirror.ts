@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { connect, migrate, type Db } from '../db/connect.ts';
+import type { Db } from '../db/connect.ts';
 import { createLogger } from '../log.ts';
 import { isValidName } from '../domain/names.ts';
 import { findRepository } from '../domain/repos.ts';
@@ -9,7 +9,7 @@ import { findMirror, type Mirror } from '../mirrors/state.ts';
 import { queueSync } from '../mirrors/cutover.ts';
 import { createMirrorRunner } from '../mirrors/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
-import { EXIT, CliError, type RunWrapper } from './common.ts';
+import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
 
 function repoArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -52,11 +52,10 @@ export function mirrorCommand(program: Command, run: RunWrapper) {
     .action((target: { org: string; name: string }) =>
       run(async () => {
         const config = loadConfig();
-        const db = connect(config.databaseUrl);
+        const db = await openServerDb(config);
         const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
         const runner = createMirrorRunner(services);
         try {
-          await migrate(db);
           // The runner reads services.config when a sync runs: it gets the checked key.
           services.config = await openSecrets(config, db);
           const repo = await findRepository(db, target.org, target.name);

@@ -1,12 +1,11 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { connect, migrate } from '../db/connect.ts';
 import { checkKey, loadKey } from '../secrets/boot.ts';
 import { keyId } from '../secrets/cipher.ts';
 import { commitKeyFile, discardStagedKeyFile, generateKey, keyFilePath, parseKey, stageKeyFile } from '../secrets/key.ts';
 import { resealAll } from '../secrets/rotate.ts';
-import { CliError, type RunWrapper } from './common.ts';
+import { CliError, openServerDb, type RunWrapper } from './common.ts';
 
 async function readStdin(): Promise<string> {
   let text = '';
@@ -46,9 +45,8 @@ export function rotateKeyCommand(program: Command, run: RunWrapper) {
       run(async () => {
         const config = loadConfig();
         const next = await newKeyFrom(opts);
-        const db = connect(config.databaseUrl);
+        const db = await openServerDb(config);
         try {
-          await migrate(db);
           const current = await loadKey(config, db, false);
           await checkKey(config, db, current);
           if (next.key.equals(current.key)) throw new CliError('the new key is the current key');

@@ -14,12 +14,15 @@ export function serveCommand(program: Command, run: RunWrapper) {
         const config = loadConfig();
         const running = await startServer(config);
         // One write: a reader that sees the address also sees the first start's token.
+        const home = `${running.services.config.baseUrl}/`;
         let banner = `Wharf is listening on ${running.url} (public address ${running.services.config.baseUrl})\n`;
         if (running.bootstrap) {
+          const { login, org, token } = running.bootstrap;
           banner +=
-            `Created user "${running.bootstrap.login}" and organization "${running.bootstrap.org}".\n` +
-            `Admin token (shown once, keep it): ${running.bootstrap.token}\n` +
-            `Try: curl -H "Authorization: Bearer <token>" ${running.url}/api/v1/user\n`;
+            `Created user "${login}" (site administrator) and organization "${org}".\n` +
+            `Open ${home} and sign in with this token: ${token}\n` +
+            `It is shown once: keep it. The API takes it as "Authorization: Bearer <token>"; git push and clone take it as the password, with any user name.\n` +
+            `More tokens: npx wharf token create <login>\n`;
         }
         process.stdout.write(banner);
         await new Promise<void>((resolve) => {

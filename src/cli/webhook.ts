@@ -1,12 +1,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { connect, isPostgres, migrate } from '../db/connect.ts';
+import { isPostgres } from '../db/connect.ts';
 import { CHANNEL } from '../delivery/listen.ts';
 import { validationFailed } from '../errors/wharfError.ts';
 import { findWebhook } from '../webhooks/store.ts';
 import { redeliverFailed } from '../webhooks/history.ts';
 import { checkRedeliveryTimes, redeliveryWindow } from '../webhooks/input.ts';
-import { CliError, type RunWrapper } from './common.ts';
+import { CliError, openServerDb, type RunWrapper } from './common.ts';
 
 function idArg(value: string): number {
   if (!/^[1-9][0-9]{0,14}$/.test(value)) throw new InvalidArgumentError('a webhook id (a positive integer)');
@@ -33,9 +33,8 @@ export function webhookCommands(program: Command, run: RunWrapper) {
         const checked = checkRedeliveryTimes(opts.since, opts.until, now);
         if (checked.problems) throw validationFailed(checked.problems);
         const { input } = checked;
-        const db = connect(loadConfig().databaseUrl);
+        const db = await openServerDb(loadConfig());
         try {
-          await migrate(db);
           if (!(await findWebhook(db, id))) throw new CliError(`no webhook with id ${id}`);
           // One call, as the API makes: at most 10,000 in one transaction; `remaining` says whether to run it again.
           const { redelivered, remaining } = await redeliverFailed(db, id, redeliveryWindow(input, now));

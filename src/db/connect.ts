@@ -96,6 +96,18 @@ function immediateTransactions(db: Knex): void {
   };
 }
 
+/** The file of a `sqlite:` DATABASE_URL, resolved; null for Postgres and `sqlite::memory:`. */
+export function sqliteFile(databaseUrl: string): string | null {
+  if (!databaseUrl.startsWith('sqlite:')) return null;
+  const filename = databaseUrl.slice('sqlite:'.length);
+  return filename === ':memory:' ? null : path.resolve(filename);
+}
+
+/** Whether Wharf's schema was ever set up in this database (a migration ran: its bookkeeping table exists). */
+export async function hasSchema(db: Knex): Promise<boolean> {
+  return db.schema.hasTable('knex_migrations');
+}
+
 /** Brings the schema up to date. */
 export async function migrate(db: Knex): Promise<void> {
   await db.migrate.latest();

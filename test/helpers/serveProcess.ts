@@ -68,7 +68,7 @@ export async function startServeProcess(env: Record<string, string>, options: Se
   let err = '';
   // Read stderr too: an unread pipe would stall a process that writes much to it.
   child.stderr!.on('data', (c) => (err = (err + c).slice(-4096)));
-  const ready = () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /Admin token/.test(out));
+  const ready = () => /listening on (http:\/\/\S+)/.test(out) && (!/Created user/.test(out) || /sign in with this token/.test(out));
   await new Promise<void>((resolve, reject) => {
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -90,7 +90,7 @@ export async function startServeProcess(env: Record<string, string>, options: Se
   return {
     child,
     url: /listening on (http:\/\/\S+)/.exec(out)![1],
-    token: /Admin token.*: (wharf_\S+)/.exec(out)?.[1],
+    token: /sign in with this token: (wharf_\S+)/.exec(out)?.[1],
     exited,
     output: () => out,
     kill,
