@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { errorCause, errorCode, errorName } from '../errors/thrown.ts';
+import { HostPolicyError } from '../net/hostPolicy.ts';
 
 /** Most of a response body that is read and kept (SPEC §5.2). */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -26,7 +27,11 @@ export function errorText(err: unknown): string {
     code === 'ETIMEDOUT'
   )
     return 'timeout';
-  if (code === 'EHOSTPOLICY') return 'blocked by host policy';
+  // Short for the delivery list, and still naming what was refused and the setting that decides.
+  if (code === 'EHOSTPOLICY') {
+    const refusal = [err, errorCause(err)].find((e): e is HostPolicyError => e instanceof HostPolicyError)?.refusal;
+    return refusal ? `blocked by host policy (${refusal.addressClass} address; WEBHOOK_ALLOWED_HOSTS)` : 'blocked by host policy (WEBHOOK_ALLOWED_HOSTS)';
+  }
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns error';
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection reset';

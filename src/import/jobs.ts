@@ -89,7 +89,8 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
   try {
     await resolveAllowed(config.importAllowedHosts, bareHost(source.url));
   } catch (err) {
-    if (err instanceof HostPolicyError) throw invalid('/source_url', 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
+    if (err instanceof HostPolicyError)
+      throw invalid('/source_url', `the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`);
     throw invalid('/source_url', `could not resolve ${bareHost(source.url)}`);
   }
   const mirrorIntervalMs = checkMirror(input);
@@ -152,7 +153,8 @@ async function checkLfsUrl(config: Config, raw: string): Promise<string> {
   try {
     await resolveAllowed(config.importAllowedHosts, bareHost(url));
   } catch (err) {
-    if (err instanceof HostPolicyError) throw invalid('/lfs_url', 'the LFS address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
+    if (err instanceof HostPolicyError)
+      throw invalid('/lfs_url', `the LFS address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`);
     throw invalid('/lfs_url', `could not resolve ${bareHost(url)}`);
   }
   url.hash = '';

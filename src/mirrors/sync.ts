@@ -124,7 +124,7 @@ export async function syncMirror(services: Services, mirror: Mirror, owner: stri
 }
 
 function describeFailure(err: unknown, credentials: Credentials | null): string {
-  if (err instanceof HostPolicyError) return 'the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)';
+  if (err instanceof HostPolicyError) return `the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`;
   if (err instanceof GitRunError) return err.message;
   return scrubSecrets(String((err as Error)?.message ?? err), credentials).slice(0, 1000);
 }

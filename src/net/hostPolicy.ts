@@ -15,12 +15,70 @@ export interface HostPolicy {
   names: string[];
 }
 
+/** The kind of address a host policy refused, as messages name it. */
+export type AddressClass = 'loopback' | 'private' | 'link-local' | 'cloud metadata' | 'unspecified' | 'public' | 'reserved';
+
+/** What was refused: the host as given, whether it was an IP literal (else a name that resolved to such an address), and the address's class. */
+export interface Refusal {
+  host: string;
+  literal: boolean;
+  addressClass: AddressClass;
+}
+
 /** Raised when a target is refused by the host policy; the message is safe to show. Not a WharfError: callers turn it into a field's validation failure or a delivery's error text. */
 export class HostPolicyError extends Error {
   readonly code = 'EHOSTPOLICY';
-  constructor(message = 'blocked by host policy') {
+  constructor(
+    readonly refusal?: Refusal,
+    message = 'blocked by host policy',
+  ) {
     super(message);
   }
+
+  /**
+   * Why, and how to allow it, naming the setting (`WEBHOOK_ALLOWED_HOSTS` or
+   * `IMPORT_ALLOWED_HOSTS`): "localhost resolves to a loopback address; to allow loopback
+   * addresses (local testing) add loopback: WEBHOOK_ALLOWED_HOSTS=external,loopback".
+   */
+  explain(setting: string): string {
+    return explainRefusal(this.refusal, setting);
+  }
+}
+
+/** The words of HostPolicyError.explain(); also for callers that judged a literal with addressAllowed(). */
+export function explainRefusal(refusal: Refusal | undefined, setting: string): string {
+  if (!refusal) return `no address of the host is allowed by ${setting}`;
+  const subject = refusal.literal ? `${refusal.host} is` : `${refusal.host} resolves to`;
+  switch (refusal.addressClass) {
+    case 'loopback':
+      return `${subject} a loopback address; to allow loopback addresses (local testing) add loopback: ${setting}=external,loopback`;
+    case 'private':
+      return `${subject} a private address; to allow private networks add private (or the network's CIDR): ${setting}=external,private`;
+    case 'link-local':
+      return `${subject} a link-local address, allowed only by a CIDR in ${setting} that holds it`;
+    case 'cloud metadata':
+      return `${subject} a cloud metadata address, allowed only by a CIDR in ${setting} that holds it`;
+    case 'unspecified':
+      return `${subject} an unspecified address (0.0.0.0 or ::), never allowed`;
+    case 'public':
+      return `${subject} a public address; to allow public addresses add external: ${setting}=external`;
+    default:
+      return `${subject} a reserved address (multicast, broadcast, documentation …), allowed only by * or a CIDR in ${setting}`;
+  }
+}
+
+/** The class of an address as a refusal names it (judged as addressAllowed judges it: an IPv6 form carrying an IPv4 address by that address). */
+export function addressClass(address: string | Address): AddressClass {
+  const given = typeof address === 'string' ? literalAddress(address) : address;
+  if (!given) return 'reserved';
+  const addr = judged(given);
+  const range = addr.range();
+  if (range === 'unspecified') return 'unspecified';
+  if (isMetadata(addr)) return 'cloud metadata';
+  if (range === 'linkLocal') return 'link-local';
+  if (range === 'loopback') return 'loopback';
+  if (range === 'private' || range === 'uniqueLocal' || range === 'carrierGradeNat') return 'private';
+  return range === 'unicast' ? 'public' : 'reserved';
 }
 
 const NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -153,7 +211,7 @@ export function addressAllowed(policy: HostPolicy, address: string | Address, ho
 export async function resolveAllowed(policy: HostPolicy, host: string): Promise<string[]> {
   const literal = literalAddress(host);
   if (literal) {
-    if (!addressAllowed(policy, literal)) throw new HostPolicyError();
+    if (!addressAllowed(policy, literal)) throw new HostPolicyError({ host, literal: true, addressClass: addressClass(literal) });
     return [literal.toString()];
   }
   let found: { address: string }[];
@@ -162,6 +220,8 @@ export async function resolveAllowed(policy: HostPolicy, host: string): Promise<
   } catch {
     throw Object.assign(new Error(`could not resolve ${host}`), { code: 'ENOTFOUND' });
   }
-  if (found.length === 0 || found.some((a) => !addressAllowed(policy, a.address, host))) throw new HostPolicyError();
+  if (found.length === 0) throw new HostPolicyError();
+  const refused = found.find((a) => !addressAllowed(policy, a.address, host));
+  if (refused) throw new HostPolicyError({ host, literal: false, addressClass: addressClass(refused.address) });
   return found.map((a) => mappedToIPv4(ipaddr.parse(a.address)).toString());
 }

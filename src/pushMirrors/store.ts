@@ -90,7 +90,8 @@ async function checkUrl(config: Config, raw: string): Promise<{ display: string;
   try {
     await resolveAllowed(config.importAllowedHosts, bareHost(parsed.url));
   } catch (err) {
-    if (err instanceof HostPolicyError) throw invalid('/url', 'the remote address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)');
+    if (err instanceof HostPolicyError)
+      throw invalid('/url', `the remote address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`);
     throw invalid('/url', `could not resolve ${bareHost(parsed.url)}`);
   }
   return { display: parsed.display, credentials: parsed.credentials };

@@ -88,7 +88,8 @@ export function mirrorCredentials(services: Services, mirror: PushMirror): Crede
 /** A sync's failure in words safe to show: scrubbed of the credentials in every form they could take. */
 export function describeSyncError(err: unknown, credentials: Credentials | null): string {
   let message: string;
-  if (err instanceof HostPolicyError) message = 'the remote address is blocked by the host policy (IMPORT_ALLOWED_HOSTS)';
+  if (err instanceof HostPolicyError)
+    message = `the remote address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`;
   else if (err instanceof GitRunError) message = err.message.replace(/\bthe source\b/g, 'the remote');
   else if (err instanceof StallError) message = err.message.replace(/\bthe source\b/g, 'the remote').replace('IMPORT_STALL_TIMEOUT', 'push mirror stall time');
   else if (err instanceof GitAbortedError) message = 'stopped';

@@ -1,4 +1,4 @@
-import { HostPolicyError, addressAllowed, literalAddress, resolveAllowed, type HostPolicy } from '../net/hostPolicy.ts';
+import { HostPolicyError, addressAllowed, addressClass, explainRefusal, literalAddress, resolveAllowed, type HostPolicy } from '../net/hostPolicy.ts';
 
 /** Longest payload URL accepted (SPEC §5.2), as given and as stored. */
 export const MAX_URL_LENGTH = 2048;
@@ -9,6 +9,14 @@ export const MAX_URL_LENGTH = 2048;
  * `\` as `/`, so what was typed and where requests go would differ; a clear 422 is better.
  */
 const UNSAFE = /[\u0000-\u0020\u007f-\u009f\\]/;
+
+/** The setting a refused payload URL's message names. */
+const SETTING = 'WEBHOOK_ALLOWED_HOSTS';
+
+/** A host-policy refusal of a payload URL: the words SPEC §5.3 uses, the setting, and why with how to allow it. */
+function blocked(why: string): string {
+  return `is blocked by host policy (${SETTING}): ${why}`;
+}
 
 /** A payload URL checked: the normalized form to store and send to, or why it cannot be accepted. */
 export type TargetCheck = { url: string; problem?: undefined } | { url?: undefined; problem: string };
@@ -39,11 +47,14 @@ export async function checkTarget(policy: HostPolicy, raw: string): Promise<Targ
   const url = parsed.href;
   if (url.length > MAX_URL_LENGTH) return { problem: `must be at most ${MAX_URL_LENGTH} characters once normalized` };
   const literal = literalAddress(parsed.hostname);
-  if (literal) return addressAllowed(policy, literal) ? { url } : { problem: 'is blocked by host policy' };
+  if (literal)
+    return addressAllowed(policy, literal)
+      ? { url }
+      : { problem: blocked(explainRefusal({ host: parsed.hostname, literal: true, addressClass: addressClass(literal) }, SETTING)) };
   try {
     await resolveAllowed(policy, parsed.hostname);
   } catch (err) {
-    if (err instanceof HostPolicyError) return { problem: 'is blocked by host policy' };
+    if (err instanceof HostPolicyError) return { problem: blocked(err.explain(SETTING)) };
     // Not resolvable now: accepted; the connector checks whatever it resolves to at every attempt.
   }
   return { url };

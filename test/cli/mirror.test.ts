@@ -30,6 +30,7 @@ t.test('wharf import --mirror, then wharf mirror sync: follows the sync to its e
   const bare = path.join(served, 'tool.git');
   await g.ok(['clone', '-q', '--bare', work, bare]);
   const daemon = await startGitDaemon(t, served);
+  t.equal((await runCli(['migrate'], env)).code, 0, 'a new database is set up on purpose');
   t.equal((await runCli(['org', 'create', 'acme'], env)).code, 0);
   // The mirror's refs as clients see them (its staging namespace, refs/wharf-mirror/, is never advertised).
   const mirrorRefs = async () =>

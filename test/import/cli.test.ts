@@ -27,6 +27,7 @@ t.test('wharf import: follows the job to its end; exit 0, 1 and 2', async (t) =>
   fs.mkdirSync(base);
   const source = await buildSource(g, base);
   const daemon = await startGitDaemon(t, base);
+  t.equal((await runCli(['migrate'], env)).code, 0, 'a new database is set up on purpose');
   t.equal((await runCli(['org', 'create', 'acme'], env)).code, 0);
 
   for (const args of [

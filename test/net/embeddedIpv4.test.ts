@@ -26,7 +26,8 @@ t.test('under `external`, webhooks and imports naming an IPv6 form of an interna
   for (const host of hosts(new URL(rx.url).port)) {
     const hook = await w.api('POST', '/api/v1/repos/acme/app/webhooks', { body: { url: `http://${host}/x` } });
     t.equal(hook.status, 422, `webhook ${host}`);
-    t.same(hook.body.error?.details, [{ path: '/url', message: 'is blocked by host policy' }], `webhook ${host}`);
+    t.equal(hook.body.error?.details?.length, 1, `webhook ${host}`);
+    t.match(hook.body.error?.details?.[0], { path: '/url', message: /^is blocked by host policy \(WEBHOOK_ALLOWED_HOSTS\): / }, `webhook ${host}`);
     const imported = await w.api('POST', '/api/v1/repos/import', { body: { source_url: `http://${host}/x.git`, target_org: 'acme', name: 'copy' } });
     t.equal(imported.status, 422, `import ${host}`);
     t.equal(imported.body.error?.details?.[0]?.path, '/source_url', `import ${host}`);
