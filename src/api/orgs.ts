@@ -1,7 +1,7 @@
 import { notifyDeliveries } from '../services.ts';
 import { createOrg, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { createRepository, findRepository, listRepositories } from '../domain/repos.ts';
-import { isValidName } from '../domain/names.ts';
+import { isValidName, NAME_RULE } from '../domain/names.ts';
 import { NEW_MEMBER, NEW_ORG } from '../domain/inputs/orgs.ts';
 import { NEW_REPOSITORY } from '../domain/inputs/repos.ts';
 import { conflict, validationFailed } from '../http/errors.ts';
@@ -24,7 +24,7 @@ const MembershipSchema = {
 } as const;
 
 function checkName(value: string) {
-  if (!isValidName(value)) throw validationFailed([{ path: '/name', message: 'must not end in .git or contain ..' }]);
+  if (!isValidName(value)) throw validationFailed([{ path: '/name', message: NAME_RULE }]);
 }
 
 /** Organizations: create (site admin), add members (owner), create and list repositories. */

@@ -3,7 +3,7 @@ import { loadConfig, npmBannerOnStdout } from '../config.ts';
 import type { Db } from '../db/connect.ts';
 import { createOrg, createUser, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { issueToken } from '../domain/tokens.ts';
-import { isValidName } from '../domain/names.ts';
+import { isValidName, NAME_RULE } from '../domain/names.ts';
 import { parseDuration } from '../util/duration.ts';
 import { CliError, openServerDb, type RunWrapper } from './common.ts';
 
@@ -17,7 +17,7 @@ async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
 }
 
 function nameArg(value: string): string {
-  if (!isValidName(value)) throw new InvalidArgumentError('letters, digits, ".", "_" and "-", at most 100, not ending in .git');
+  if (!isValidName(value)) throw new InvalidArgumentError(`a name ${NAME_RULE}`);
   return value;
 }
 

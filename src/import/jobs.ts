@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { repoDir } from '../git/bare.ts';
 import { HostPolicyError, resolveAllowed } from '../net/hostPolicy.ts';
-import { isValidName } from '../domain/names.ts';
+import { isValidName, NAME_RULE } from '../domain/names.ts';
 import { findRepository, VISIBILITIES, type Visibility } from '../domain/repos.ts';
 import type { Org, User } from '../domain/accounts.ts';
 import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './url.ts';
@@ -78,7 +78,7 @@ function invalid(pathName: string, message: string): WharfError {
 export async function createImportJob(db: Db, config: Config, org: Org, user: User | null, input: ImportRequest): Promise<ImportJob> {
   const visibility = input.visibility ?? 'private';
   if (!VISIBILITIES.includes(visibility as Visibility)) throw invalid('/visibility', `must be one of ${VISIBILITIES.join(', ')}`);
-  if (!isValidName(input.name)) throw invalid('/name', 'letters, digits, ".", "_" and "-", at most 100, not ending in .git');
+  if (!isValidName(input.name)) throw invalid('/name', NAME_RULE);
   let source;
   try {
     source = parseSourceUrl(input.source_url);

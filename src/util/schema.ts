@@ -18,6 +18,24 @@ export function newAjv(options: Options) {
 /** The ajv of inputs (bodies, paths, queries, forms): every failure named, defaults filled in. */
 export const inputAjv = newAjv({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
 
+/** What each input `pattern` asks for, in words (see worded()). */
+const PATTERN_MESSAGES = new Map<string, string>();
+
+/**
+ * A schema's `pattern` with the message that refuses a value it does not match, in words
+ * ("must be letters, digits …"), where ajv would say `must match pattern "^[A-Za-z0-9]…$"`.
+ * Declared where the schema is: `pattern: worded('^…$', 'must be …')`.
+ */
+export function worded<const P extends string>(pattern: P, message: string): P {
+  PATTERN_MESSAGES.set(pattern, message);
+  return pattern;
+}
+
+/** The words declared for a pattern with worded(), if any. */
+export function patternMessage(pattern: string): string | undefined {
+  return PATTERN_MESSAGES.get(pattern);
+}
+
 /** Turns ajv errors into SPEC §4 details: a JSON Pointer to the failing value and a message. */
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   return (errors ?? []).map((e) => {
@@ -29,6 +47,8 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     } else if (e.keyword === 'additionalProperties') {
       path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
       message = 'is not a known field';
+    } else if (e.keyword === 'pattern') {
+      message = patternMessage((e.params as { pattern: string }).pattern) ?? message;
     }
     return { path: path || '/', message };
   });

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { ErrorDetail } from '../errors/wharfError.ts';
 import { sealSecret } from '../secrets/box.ts';
 import { openWithKnownKey } from '../secrets/keyring.ts';
+import { worded } from '../util/schema.ts';
 
 // A webhook's custom headers (SPEC §5.2): sent on every attempt after Wharf's own, which
 // they never replace. Their values are secrets (an `Authorization` header, typically):
@@ -20,13 +21,16 @@ export const MAX_HEADER_VALUE = 1024;
 export const MASK = '********';
 
 /** An HTTP token (RFC 9110 §5.6.2), a field name. */
-export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+export const HEADER_NAME_PATTERN = worded("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "must be an HTTP header name: letters, digits and !#$%&'*+.^_`|~-");
 /**
  * A value: visible ASCII, with spaces and tabs inside (RFC 9110 field content without
  * obs-text); never empty, never starting or ending with white space (which HTTP strips),
  * so never CR, LF or NUL.
  */
-export const HEADER_VALUE_PATTERN = '^[!-~](?:[ \\t!-~]*[!-~])?$';
+export const HEADER_VALUE_PATTERN = worded(
+  '^[!-~](?:[ \\t!-~]*[!-~])?$',
+  'must be visible ASCII characters, with spaces and tabs inside but not at either end',
+);
 
 /** The `headers` field of a webhook's create and update bodies. */
 export const HEADERS_FIELD = {

@@ -1,9 +1,15 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { SHA } from './git.ts';
 import { ISSUE_FIELDS } from './issues.ts';
+import { worded } from '../../util/schema.ts';
 
 // A branch name as a field; git's rules are applied by looking the branch up.
-const branch = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^-\\s\\u0000][^\\s\\u0000]*$' } as const;
+const branch = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: worded('^[^-\\s\\u0000][^\\s\\u0000]*$', 'must be a branch name: no white space or NUL character, not starting with "-"'),
+} as const;
 
 /** A pull request to open, from `head` into `base` (default: the repository's default branch). */
 export const NEW_PULL = {

@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { VISIBILITIES } from '../visibility.ts';
 import { NAME } from './text.ts';
+import { worded } from '../../util/schema.ts';
 
 /** A repository to create in an organization. */
 export const NEW_REPOSITORY = {
@@ -18,7 +19,10 @@ export const NEW_REPOSITORY = {
       type: 'string',
       minLength: 1,
       maxLength: 255,
-      pattern: '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$',
+      pattern: worded(
+        '^(?!-)(?!/)(?!.*//)(?!.*/$)(?!.*\\.\\.)(?!.*\\.$)(?!(.*/)?\\.)(?!.*\\.lock(/|$))[A-Za-z0-9._/-]+$',
+        'must be a branch name: letters, digits, ".", "_", "-" and "/"; not starting with "-" or "/", no "..", "//" or part starting with "." or ending in ".lock", not ending in "/" or "."',
+      ),
     },
   },
 } as const;
