@@ -77,6 +77,13 @@ export async function roleIn(db: Db, orgId: number, user: User | null): Promise<
   return row ? row.role : null;
 }
 
+/** The organizations a user acts in, with the role: every one for a site administrator (who owns them all, as roleIn says), else their memberships. */
+export async function orgsFor(db: Db, user: User): Promise<{ name: string; role: Role }[]> {
+  if (!user.is_admin) return orgsOf(db, user.id);
+  const names: { name: string }[] = await db('orgs').orderBy('name').select('name');
+  return names.map(({ name }) => ({ name, role: 'owner' }));
+}
+
 /** Organizations a user belongs to, with the role. */
 export async function orgsOf(db: Db, userId: number): Promise<{ name: string; role: Role }[]> {
   return db('memberships as m').join('orgs as o', 'o.id', 'm.org_id').where('m.user_id', userId).orderBy('o.name').select('o.name', 'm.role');

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
-import type { FieldErrors } from './webhookForm.ts';
+import { formErrors, type FieldErrors, type FormField } from './formErrors.ts';
 
 /** Where an import comes from: any Git URL, or a repository on one of three hosted services. */
 export type Source = 'git' | 'github' | 'gitlab' | 'bitbucket';
@@ -92,29 +92,36 @@ export function importRequest(values: ImportValues): { body?: ImportBody; errors
     body.mirror = true;
     if (values.mirrorInterval) body.mirror_interval = values.mirrorInterval;
   }
-  if (!body.name) errors.name = ['Enter a name for the new repository.'];
+  if (!body.name) errors.name = [`The source's address gives no name to take: enter a name for the new repository.`];
   if (!values.org) errors.org = ['Choose an organization.'];
   return Object.keys(errors).length ? { errors } : { body };
 }
 
-function err(errors: FieldErrors, field: string): SafeHtml | '' {
-  return errors[field] ? html`<p class="field-error" id="${field}-error">${errors[field].join('; ')}</p>` : '';
-}
-
-function aria(errors: FieldErrors, field: string): SafeHtml | '' {
-  return errors[field] ? html`aria-invalid="true" aria-describedby="${field}-error"` : '';
-}
+/** The form's fields in the order they appear, as its errors name them. */
+const FIELDS: FormField[] = [
+  { key: 'url', id: 'url', label: 'Clone URL' },
+  { key: 'username', id: 'username', label: 'User name' },
+  { key: 'password', id: 'password', label: 'Password or token' },
+  { key: 'path', id: 'path', label: 'Repository' },
+  { key: 'token', id: 'token', label: 'Access token' },
+  { key: 'org', id: 'org', label: 'Organization' },
+  { key: 'name', id: 'name', label: 'Repository name' },
+  { key: 'lfsUrl', id: 'lfs_url', label: 'LFS URL' },
+  { key: 'mirrorInterval', id: 'mirror_interval', label: 'Sync every' },
+];
 
 /** The import form. Fields of the other sources stay in the page (no script needed); CSS shows only the chosen source's. */
 export function importForm(ctx: Context, values: ImportValues, orgs: string[], errors: FieldErrors): SafeHtml {
   const radio = (name: string, value: string, current: string, label: string) =>
     html`<label class="choice"><input type="radio" name="${name}" value="${value}" ${value === current ? html`checked` : ''}> ${label}</label>`;
-  const general = errors._ ? html`<div class="flash error" role="alert"><ul>${errors._.map((e) => html`<li>${e}</li>`)}</ul></div>` : '';
+  const shown = formErrors(errors, FIELDS);
+  const err = (_: FieldErrors, key: string) => shown.message(key);
+  const aria = (_: FieldErrors, key: string) => shown.attrs(key);
   const orgOptions = (orgs.includes(values.org) || !values.org ? orgs : [values.org, ...orgs]).map(
     (o) => html`<option ${o === values.org ? html`selected` : ''}>${o}</option>`,
   );
   return html`<form method="post" action="/-/import" class="stack import-form" autocomplete="off">
-  ${csrfField(ctx)}${general}
+  ${csrfField(ctx)}${shown.summary}
   <fieldset class="sources"><legend>Source</legend>
     ${radio('source', 'git', values.source, 'Git URL')}${radio('source', 'github', values.source, 'GitHub')}${radio('source', 'gitlab', values.source, 'GitLab')}${radio('source', 'bitbucket', values.source, 'Bitbucket')}
   </fieldset>
@@ -130,11 +137,11 @@ export function importForm(ctx: Context, values: ImportValues, orgs: string[], e
     <label for="path">Repository <span class="muted">(owner/repository)</span></label>
     <input id="path" name="path" placeholder="octocat/hello-world" value="${values.path}" ${aria(errors, 'path')}>${err(errors, 'path')}
     <label for="token">Access token <span class="muted">(needed for private repositories)</span></label>
-    <input id="token" name="token" type="password" autocomplete="new-password">${err(errors, 'token')}
+    <input id="token" name="token" type="password" autocomplete="new-password" ${aria(errors, 'token')}>${err(errors, 'token')}
   </div>
   <label for="org">Organization</label>
   <select id="org" name="org" ${aria(errors, 'org')}>${orgOptions}</select>${err(errors, 'org')}
-  <label for="name">Repository name <span class="muted">(empty: the source's name)</span></label>
+  <label for="name">Repository name <span class="muted">(empty: the source's name; letters, digits, ".", "_" and "-", up to 100 characters)</span></label>
   <input id="name" name="name" value="${values.name}" maxlength="100" ${aria(errors, 'name')}>${err(errors, 'name')}
   <fieldset><legend>Visibility</legend>
     ${radio('visibility', 'public', values.visibility, 'Public — anyone can see and clone it')}

@@ -3,6 +3,7 @@ import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
 import { WEBHOOK_FIELDS } from '../../webhooks/input.ts';
 import { MAX_CUSTOM_HEADERS, MAX_HEADER_NAME, MAX_HEADER_VALUE } from '../../webhooks/headers.ts';
+import { formErrors, type FieldErrors, type FormErrorsView, type FormField } from './formErrors.ts';
 
 /** The event types a webhook can subscribe to (SPEC §6), with the labels the form shows. */
 export const EVENT_TYPES: [string, string][] = [
@@ -102,8 +103,20 @@ export function chosenEvents(values: HookValues): string[] {
   return values.events;
 }
 
-/** Errors by form field, from 422 details (JSON Pointers) or the form's own checks; `_` holds the rest. */
-export type FieldErrors = Record<string, string[]>;
+export type { FieldErrors } from './formErrors.ts';
+
+/** The form's fields in the order they appear, as its errors name them. */
+const FIELDS: FormField[] = [
+  { key: 'url', id: 'url', label: 'Payload URL' },
+  { key: 'content_type', id: 'content_type', label: 'Content type' },
+  { key: 'secret', id: 'secret', label: 'Secret' },
+  { key: 'events', id: 'event-0', label: 'Events' },
+  { key: 'branch_filter', id: 'branch_filter', label: 'Branch filter' },
+  { key: 'header_style', id: 'header_style', label: 'Header names' },
+  { key: 'max_rate', id: 'max_rate', label: 'Most deliveries per second' },
+  { key: 'headers', id: 'header_name_0', label: 'Custom headers' },
+  { key: 'active', id: 'active', label: 'Active' },
+];
 
 /** Sorts SPEC §4 details under the form fields they name. */
 export function fieldErrors(details: { path: string; message: string }[], fallback: string): FieldErrors {
@@ -129,14 +142,6 @@ export function fieldErrors(details: { path: string; message: string }[], fallba
   return errors;
 }
 
-function fieldError(errors: FieldErrors, field: string): SafeHtml | '' {
-  return errors[field] ? html`<p class="field-error" id="${field}-error">${errors[field].join('; ')}</p>` : '';
-}
-
-function invalid(errors: FieldErrors, field: string): SafeHtml | '' {
-  return errors[field] ? html`aria-invalid="true" aria-describedby="${field}-error"` : '';
-}
-
 /** The add/edit webhook form; `editing` changes the secret's meaning (blank keeps the current one). */
 export function webhookForm(
   ctx: Context,
@@ -147,10 +152,12 @@ export function webhookForm(
   eventTypes: [string, string][] = EVENT_TYPES,
 ): SafeHtml {
   const checked = (on: boolean) => (on ? html`checked` : '');
-  const general = errors._ ? html`<div class="flash error" role="alert"><ul>${errors._.map((e) => html`<li>${e}</li>`)}</ul></div>` : '';
+  const shown = formErrors(errors, FIELDS);
+  const fieldError = (_: FieldErrors, key: string) => shown.message(key);
+  const invalid = (_: FieldErrors, key: string) => shown.attrs(key);
   return html`<form method="post" action="${action}" class="stack hook-form">
   ${csrfField(ctx)}
-  ${general}
+  ${shown.summary}
   <label for="url">Payload URL</label>
   <input id="url" name="url" type="url" required maxlength="${WEBHOOK_FIELDS.url.maxLength}" placeholder="https://example.com/hooks/wharf" value="${values.url}" ${invalid(errors, 'url')}>
   ${fieldError(errors, 'url')}
@@ -167,8 +174,8 @@ export function webhookForm(
     <label class="choice"><input type="radio" name="mode" value="all" ${checked(values.mode === 'all')}> Send me everything</label>
     <label class="choice"><input type="radio" name="mode" value="select" id="mode-select" ${checked(values.mode === 'select')}> Let me select individual events</label>
     <div class="event-boxes">${eventTypes.map(
-      ([type, label]) =>
-        html`<label class="choice"><input type="checkbox" name="events" value="${type}" ${checked(values.events.includes(type))}> ${label} <code>${type}</code></label>`,
+      ([type, label], i) =>
+        html`<label class="choice"><input type="checkbox" name="events" value="${type}" ${i === 0 ? html`id="event-0" ${invalid(errors, 'events')}` : ''} ${checked(values.events.includes(type))}> ${label} <code>${type}</code></label>`,
     )}</div>
     ${fieldError(errors, 'events')}
   </fieldset>
@@ -184,8 +191,8 @@ export function webhookForm(
   <label for="max_rate">Most deliveries per second <span class="muted">(optional, 1 to ${WEBHOOK_FIELDS.max_rate.maximum}; deliveries over it wait their turn, without failing)</span></label>
   <input id="max_rate" name="max_rate" inputmode="numeric" maxlength="4" value="${values.maxRate}" ${invalid(errors, 'max_rate')}>
   ${fieldError(errors, 'max_rate')}
-  ${headersFieldset(values.headers, errors, editing)}
-  <label class="choice"><input type="checkbox" name="active" ${checked(values.active)}> Active <span class="muted">— deliveries are sent when events happen</span></label>
+  ${headersFieldset(values.headers, errors, editing, shown)}
+  <label class="choice"><input type="checkbox" name="active" id="active" ${checked(values.active)} ${invalid(errors, 'active')}> Active <span class="muted">— deliveries are sent when events happen</span></label>
   ${fieldError(errors, 'active')}
   <div class="actions"><button type="submit" class="primary">${editing ? 'Update webhook' : 'Add webhook'}</button></div>
 </form>`;
@@ -196,14 +203,14 @@ export function webhookForm(
  * to the limit. Values are never shown: on edit an existing header's value is blank,
  * meaning "keep it", and its Remove box drops it. Rows are numbered for screen readers.
  */
-function headersFieldset(rows: HeaderRow[], errors: FieldErrors, editing: boolean): SafeHtml {
+function headersFieldset(rows: HeaderRow[], errors: FieldErrors, editing: boolean, view: FormErrorsView): SafeHtml {
   const shown = [
     ...rows,
     ...Array.from({ length: Math.max(1, Math.min(2, MAX_CUSTOM_HEADERS - rows.length)) }, () => ({ name: '', value: '', remove: false })),
   ];
   const row = (r: HeaderRow, i: number) =>
     html`<div class="header-row">
-      <input id="header_name_${i}" name="header_name" maxlength="${MAX_HEADER_NAME}" autocomplete="off" spellcheck="false" placeholder="Authorization" aria-label="Header ${i + 1} name" value="${r.name}" ${invalid(errors, 'headers')}>
+      <input id="header_name_${i}" name="header_name" maxlength="${MAX_HEADER_NAME}" autocomplete="off" spellcheck="false" placeholder="Authorization" aria-label="Header ${i + 1} name" value="${r.name}" ${i === 0 ? view.attrs('headers') : errors.headers ? html`aria-invalid="true" aria-describedby="headers-error"` : ''}>
       <input id="header_value_${i}" name="header_value" type="password" maxlength="${MAX_HEADER_VALUE}" autocomplete="off" aria-label="Header ${i + 1} value" placeholder="${editing && r.name !== '' && i < rows.length ? 'unchanged' : 'value'}" value="">
       ${editing && r.name !== '' && i < rows.length ? html`<label class="choice"><input type="checkbox" name="header_remove" value="${String(i)}" ${r.remove ? html`checked` : ''}> Remove <span class="sr-only">header ${r.name}</span></label>` : ''}
     </div>`;
@@ -211,6 +218,6 @@ function headersFieldset(rows: HeaderRow[], errors: FieldErrors, editing: boolea
     <legend>Custom headers <span class="muted">(optional)</span></legend>
     <p class="hint">Sent with every delivery, for example <code>Authorization</code> for a receiver behind a gateway. Values are stored encrypted and never shown again${editing ? '; leave a value blank to keep it' : ''}. At most ${MAX_CUSTOM_HEADERS}.</p>
     ${shown.map(row)}
-    ${fieldError(errors, 'headers')}
+    ${view.message('headers')}
   </fieldset>`;
 }

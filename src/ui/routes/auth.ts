@@ -12,6 +12,7 @@ import { postedForm, redirectWithFlash, SESSION_COOKIE, ui } from '../context.ts
 import { html } from '../html.ts';
 import { csrfField, renderPage } from '../layout.ts';
 import { createSession, destroySession, SESSION_IDLE_MS } from '../session.ts';
+import { formErrors } from '../pages/formErrors.ts';
 
 /** A path on this site to return to after signing in; anything else (other hosts, `//x`) becomes `/`. */
 export function safeNext(value: unknown): string {
@@ -19,6 +20,7 @@ export function safeNext(value: unknown): string {
 }
 
 function loginPage(ctx: Context, next: string, error?: string) {
+  const shown = formErrors(error ? { token: [error] } : {}, [{ key: 'token', id: 'token', label: 'Access token' }]);
   renderPage(
     ctx,
     { title: 'Sign in', status: error ? 422 : 200 },
@@ -26,11 +28,11 @@ function loginPage(ctx: Context, next: string, error?: string) {
   <h1>Sign in</h1>
   <p>Paste an access token. Get one with <code>wharf token create &lt;login&gt;</code>, or use the token printed at first start.</p>
   <form method="post" action="/-/login" class="stack">
-    ${csrfField(ctx)}
+    ${csrfField(ctx)}${shown.summary}
     <input type="hidden" name="next" value="${next}">
     <label for="token">Access token</label>
-    <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required ${error ? html`aria-invalid="true" aria-describedby="token-error"` : ''}>
-    ${error ? html`<p class="field-error" id="token-error">${error}</p>` : ''}
+    <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required ${shown.attrs('token')}>
+    ${shown.message('token')}
     <button type="submit" class="primary">Sign in</button>
   </form>
 </section>`,

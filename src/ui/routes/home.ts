@@ -5,7 +5,7 @@ import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { readerFor, type RepoRecord } from '../reader.ts';
 import { plural } from '../format.ts';
-import { findOrg, orgsOf, roleIn } from '../../domain/accounts.ts';
+import { findOrg, orgsFor, roleIn } from '../../domain/accounts.ts';
 
 /** A repository's visibility as a small coloured label. */
 export function visibilityBadge(visibility: string) {
@@ -34,7 +34,7 @@ export function homeRoutes(router: Router, services: Services) {
       );
       return;
     }
-    const mine = await orgsOf(services.db, user.id);
+    const mine = await orgsFor(services.db, user);
     const orgs = mine.length
       ? html`<ul class="list">${mine.map((o) => html`<li class="row"><a class="strong" href="/${o.name}">${o.name}</a> <span class="badge">${o.role}</span></li>`)}</ul>`
       : html`<p class="empty">You are not a member of any organization yet.</p>`;

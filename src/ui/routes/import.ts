@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { notifyDeliveries, type Services } from '../../services.ts';
 import type { User } from '../../domain/accounts.ts';
-import { orgsOf } from '../../domain/accounts.ts';
+import { orgsFor } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
 import { cancelImportJob, createImportJob, findImportJob, type ImportJob as JobRow } from '../../import/jobs.ts';
 import { retriedAs, retryImportJob } from '../../import/retry.ts';
@@ -57,7 +57,7 @@ function importErrors(details: { path: string; message: string }[], values: Impo
 }
 
 async function orgNames(services: Services, user: User): Promise<string[]> {
-  return (await orgsOf(services.db, user.id)).map((o) => o.name);
+  return (await orgsFor(services.db, user)).map((o) => o.name);
 }
 
 /** Starts an import as the API does (an owner of the target organization; the request's own checks), or the form's errors. */
@@ -66,7 +66,7 @@ async function startImport(services: Services, user: User, values: ImportValues,
   if (tooLong.length)
     return {
       errors: importErrors(
-        tooLong.map(([field, max]) => ({ path: `/${field}`, message: `must NOT have more than ${max} characters` })),
+        tooLong.map(([field, max]) => ({ path: `/${field}`, message: `must be at most ${max} characters` })),
         values,
         'Validation failed',
       ),
