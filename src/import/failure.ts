@@ -91,7 +91,8 @@ export function describeFailure(config: Config, err: unknown, timedOut: boolean,
   const code = classify(err, timedOut);
   let message: string;
   if (timedOut) message = `timed out after ${Math.round(config.importTimeoutMs / 1000)}s (IMPORT_TIMEOUT)`;
-  else if (err instanceof HostPolicyError) message = `the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`;
+  else if (err instanceof HostPolicyError)
+    message = `the source address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`;
   else if (err instanceof GitRunError || err instanceof FinalizeError) message = err.message;
   else if (err instanceof GitAbortedError) message = 'stopped';
   else message = scrubSecrets(String((err as Error)?.message ?? err), credentials).slice(0, 1000);
