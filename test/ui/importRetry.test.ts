@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import { gitClient } from '../helpers/git.ts';
 import { buildUser } from '../helpers/wharf.ts';
 import { openBrowser, screenshot, signIn, startUiWharf } from './browser.ts';
+import { expectAccessible } from './audit.ts';
 import { startGitDaemon } from '../helpers/daemon.ts';
 import { addBulk, startProxy } from '../import/helpers.ts';
 
@@ -59,7 +60,7 @@ t.test('a failed import says why, a retry with the same settings succeeds once t
   const firstUrl = page.url();
   const firstId = Number(/\/-\/import\/(\d+)$/.exec(firstUrl)![1]);
   await page.waitForSelector('text=Import failed', { timeout: 60_000 });
-  await screenshot(page, 'import-retry-failed');
+  await expectAccessible(t, page, 'import-retry-failed');
   t.equal((await page.textContent('[data-field=reason]'))!.trim(), 'The repository was not found at the source.', 'the reason in one sentence');
   t.equal(await page.getAttribute('details.git-message', 'open'), null, "git's words are folded away");
   t.match(await page.textContent('details.git-message pre'), /repository|not found/i, "git's words are under it");
@@ -114,7 +115,7 @@ t.test('a failed import says why, a retry with the same settings succeeds once t
   // The breadcrumb leads to the organization's import history: newest first.
   await page.click('nav.crumbs a:has-text("Imports")');
   await page.waitForURL(`${w.url}/-/orgs/demo/imports`);
-  await screenshot(page, 'import-history');
+  await expectAccessible(t, page, 'import-history');
   const rows = await page.$$eval('[data-import]', (els) => els.map((e) => [Number((e as HTMLElement).dataset.import), e.textContent!.replace(/\s+/g, ' ')]));
   t.same(
     rows.map((r) => r[0]),
