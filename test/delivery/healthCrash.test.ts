@@ -20,7 +20,7 @@ t.test('SIGKILL while paused and while resuming: every held delivery arrives, as
     {
       WEBHOOK_PAUSE_AFTER: '3',
       WEBHOOK_RETRY_SCHEDULE: '0s,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms',
-      WEBHOOK_PROBE_AFTER: '500ms',
+      WEBHOOK_PROBE_AFTER: '2s',
       WEBHOOK_CONCURRENCY: '2',
     },
     rx.url,
@@ -28,11 +28,13 @@ t.test('SIGKILL while paused and while resuming: every held delivery arrives, as
   await fleet.raise(1);
   await waitFor(async () => (await health(fleet.db, fleet.hookId)).health_state === 'paused', { what: 'the pause' });
   await fleet.raise(20);
-  t.equal(await held(fleet.db, fleet.hookId), 21, 'the new deliveries are held');
+  // Held: all but, at most, the one a probe has just made due.
+  t.ok((await held(fleet.db, fleet.hookId)) >= 20, 'the new deliveries are held');
 
   fleet.first.child.kill('SIGKILL');
   await fleet.first.exited;
-  t.equal((await held(fleet.db, fleet.hookId)) + 0, 21, 'a kill while paused loses no held delivery');
+  t.equal((await fleet.counts()).pending, 21, 'a kill while paused loses no delivery');
+  t.ok((await held(fleet.db, fleet.hookId)) >= 20, '… and they stay held');
   const second = await fleet.serve();
 
   // The receiver recovers: the next probe resumes the webhook and the held deliveries go out; the node dies mid-way.

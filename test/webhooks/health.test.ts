@@ -153,7 +153,10 @@ t.test("a 503 with Retry-After puts the webhook's next attempts, of every delive
   state.status = 503;
   state.headers = { 'retry-after': '4' };
   await raise(w, repo, [{ type: 'push' }]);
-  await waitFor(() => pushes(rx).length === 1, { what: 'the first attempt' });
+  // The 503 is recorded (the webhook holds its Retry-After) before the next event happens.
+  await waitFor(async () => (await w.running.services.db('webhooks').where('id', hook.id).first('not_before')).not_before != null, {
+    what: 'the Retry-After to be recorded',
+  });
   state.status = 200;
   state.headers = undefined;
   const first = pushes(rx)[0];
