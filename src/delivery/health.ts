@@ -125,12 +125,19 @@ export function createHealthKeeper(o: {
 
     /** Accounts a written batch of results. */
     async afterResults(results: AttemptResult[]): Promise<void> {
+      const needed = (r: AttemptResult) => r.status !== 'success' || r.health !== null || r.retryAfterAt !== null;
+      // The common batch (successes of healthy webhooks) is looked at once and left.
+      if (failingHere.size === 0 && !results.some(needed)) return;
       const byHook = new Map<number, AttemptResult[]>();
-      for (const r of results) byHook.set(r.hookId, [...(byHook.get(r.hookId) ?? []), r]);
+      for (const r of results) {
+        const list = byHook.get(r.hookId);
+        if (list) list.push(r);
+        else byHook.set(r.hookId, [r]);
+      }
       const now = Date.now();
       forgetOld(now);
       for (const [hookId, batch] of byHook) {
-        const heed = batch.some((r) => r.status !== 'success' || r.health !== null || r.retryAfterAt !== null) || failingHere.has(hookId);
+        const heed = batch.some(needed) || failingHere.has(hookId);
         if (heed) await account(hookId, batch, now);
       }
     },

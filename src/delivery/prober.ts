@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
@@ -38,6 +39,15 @@ export async function makeProbesDue(db: Db, now: number, leaseMs: number): Promi
   });
 }
 
+/** The held deliveries of the webhook whose id is the column `hookColumn` (for EXISTS). */
+function heldOf(db: Db | Knex.Transaction, hookColumn: string) {
+  return db('deliveries')
+    .whereRaw('deliveries.webhook_id = ??', [hookColumn])
+    .where('deliveries.status', 'pending')
+    .whereNull('deliveries.next_attempt_at')
+    .select(db.raw('1'));
+}
+
 /**
  * Webhooks paused (or disabled by a 410) for WEBHOOK_DISABLE_AFTER: a paused one is
  * deactivated, and the held deliveries of both end `failed` with `webhook disabled`
@@ -46,7 +56,8 @@ export async function makeProbesDue(db: Db, now: number, leaseMs: number): Promi
 export async function disableStale(db: Db, now: number, disableAfterMs: number): Promise<{ id: number; reason: string | null; failed: number }[]> {
   return db.transaction(async (trx) => {
     const query = trx('webhooks')
-      .whereIn('health_state', ['paused', 'disabled'])
+      // Paused, or disabled (by a 410) and still holding deliveries: a disabled webhook holding nothing has nothing left to end.
+      .where((q) => q.where('health_state', 'paused').orWhere((d) => d.where('health_state', 'disabled').whereExists(heldOf(trx, 'webhooks.id'))))
       .where('health_since', '<=', now - disableAfterMs)
       .select('id', 'health_state', 'health_reason')
       .orderBy('id')
@@ -93,13 +104,15 @@ export function createProber(o: { db: Db; config: Pick<Config, 'webhookDisableAf
       const now = Date.now();
       // Two indexed reads decide whether there is anything to do: most ticks write nothing.
       let due = 0;
-      if (await o.db('webhooks').whereNot('health_state', 'healthy').first('id')) {
+      const paused = Boolean(await o.db('webhooks').where('health_state', 'paused').first('id'));
+      const held = Boolean(await o.db('deliveries').where('status', 'pending').whereNull('next_attempt_at').first('id'));
+      if (paused || held) {
         for (const d of await disableStale(o.db, now, o.config.webhookDisableAfterMs)) {
           o.log.warn({ webhook_id: d.id, reason: d.reason, held_failed: d.failed }, 'webhook disabled: paused too long; %d held deliveries failed', d.failed);
         }
-        due += await makeProbesDue(o.db, now, leaseMs);
       }
-      if (await o.db('deliveries').where('status', 'pending').whereNull('next_attempt_at').first('id')) due += await releaseStray(o.db, now);
+      if (paused) due += await makeProbesDue(o.db, now, leaseMs);
+      if (held) due += await releaseStray(o.db, now);
       if (due > 0) o.due();
     } catch (err) {
       o.log.warn({ err }, 'endpoint health tick failed');

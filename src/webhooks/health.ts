@@ -24,24 +24,10 @@ type Trx = Knex | Knex.Transaction;
 
 /** Locks a webhook's row for a health change (Postgres; SQLite's writers are serialized) and reads its state. */
 export async function lockHealth(trx: Trx, hookId: number) {
-  const query = trx('webhooks')
-    .where('id', hookId)
-    .first(
-      'id',
-      'active',
-      'health_state',
-      'health_since',
-      'health_reason',
-      'failing_attempts',
-      'not_before',
-      'probe_at',
-      'probe_interval_ms',
-      'probe_delivery_id',
-    );
+  const query = trx('webhooks').where('id', hookId).first('health_state', 'failing_attempts', 'not_before', 'probe_interval_ms', 'probe_delivery_id');
   const row = await (isPostgres(trx) ? query.forUpdate() : query);
   if (!row) return undefined;
   return {
-    active: Boolean(row.active),
     state: String(row.health_state) as 'healthy' | 'paused' | 'disabled',
     failing: Number(row.failing_attempts),
     notBefore: row.not_before == null ? null : Number(row.not_before),

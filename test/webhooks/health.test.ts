@@ -241,3 +241,18 @@ t.test('Retry-After is read as seconds or an HTTP date, on 429 and 503 only, and
   t.equal(retryAfterAt(500, '4', now), null, 'a 500 has no say');
   t.equal(retryAfterAt(503, 'soon', now), null, 'unreadable: ignored');
 });
+
+t.test('deliveries held after a 410 end "webhook disabled" once WEBHOOK_DISABLE_AFTER has passed', async (t) => {
+  const { w, repo, rx, state, hook } = await setup(t, { WEBHOOK_CONCURRENCY: '1', WEBHOOK_RETRY_SCHEDULE: '0s,200ms', WEBHOOK_DISABLE_AFTER: '2s' });
+  state.status = 410;
+  await raise(w, repo, [{ type: 'push', n: 3 }]);
+  await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries to end' });
+  const pushed = (await allDeliveries(w, hook.id)).deliveries.filter((d: any) => d.event === 'push');
+  t.equal(pushes(rx).length, 1, 'only the attempt that got the 410 was sent');
+  t.equal(
+    pushed.filter((d: any) => d.status === 'failed' && d.error === 'webhook disabled' && d.attempts === 0).length,
+    2,
+    'the two held ones ended unattempted',
+  );
+  t.match((await getHook(w, hook)).health, { state: 'disabled', reason: '410 Gone', held: 0 });
+});
