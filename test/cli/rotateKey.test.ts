@@ -3,7 +3,7 @@ import path from 'node:path';
 import t from 'tap';
 import { runCli } from '../helpers/cli.ts';
 import { generateKey } from '../../src/secrets/key.ts';
-import { installation, openAll, runWithInput, serveOn } from '../secrets/helpers.ts';
+import { installation, openAll, serveOn } from '../secrets/helpers.ts';
 
 const SECRET = 'rotate me ✓';
 
@@ -24,15 +24,15 @@ t.test('with SECRET_KEY set: a generated new key is printed alone on stdout; --n
   t.same((await openAll(env, k2)).secrets, [SECRET]);
 
   const k3 = generateKey();
-  const bad = await runWithInput(['rotate-key', '--new-key-stdin'], { ...env, SECRET_KEY: k2.toString('hex') }, 'not a key\n');
+  const bad = await runCli(['rotate-key', '--new-key-stdin'], { ...env, SECRET_KEY: k2.toString('hex') }, 'not a key\n');
   t.equal(bad.code, 1);
   t.match(bad.stderr, /^wharf: the new key \(stdin\) is not 64 hexadecimal characters\n$/);
-  const wrongOld = await runWithInput(['rotate-key', '--new-key-stdin'], { ...env, SECRET_KEY: k1.toString('hex') }, `${k3.toString('hex')}\n`);
+  const wrongOld = await runCli(['rotate-key', '--new-key-stdin'], { ...env, SECRET_KEY: k1.toString('hex') }, `${k3.toString('hex')}\n`);
   t.equal(wrongOld.code, 1, 'the old key must open the database');
   t.match(wrongOld.stderr, /^wharf: SECRET_KEY \(key id [0-9a-f]{8}\) does not open/);
   t.same((await openAll(env, k2)).secrets, [SECRET], 'refused rotations changed nothing');
 
-  const given = await runWithInput(['rotate-key', '--new-key-stdin'], { ...env, SECRET_KEY: k2.toString('hex') }, `${k3.toString('hex')}\n`);
+  const given = await runCli(['rotate-key', '--new-key-stdin'], { ...env, SECRET_KEY: k2.toString('hex') }, `${k3.toString('hex')}\n`);
   t.equal(given.code, 0, given.stderr);
   t.equal(given.stdout, '', 'a key the operator gave is not printed');
   t.same(await openAll(env, k3), { secrets: [SECRET], passwords: [], check: 'wharf secret key check' });

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { WHARF_BIN } from './cli.ts';
+import { asUserRuns, WHARF_BIN } from './cli.ts';
 import type { TestLike } from './wharf.ts';
 
 /** A real `wharf serve` child process, listening. */
@@ -13,6 +13,8 @@ export interface ServeProcess {
   exited: Promise<number | null>;
   /** Everything it printed on stdout so far. */
   output(): string;
+  /** The last 4 KiB it printed on stderr. */
+  errors(): string;
   /** SIGKILL, and wait until it is gone. */
   kill(): Promise<void>;
   /** SIGTERM (a clean stop), and wait for the exit code. */
@@ -52,9 +54,10 @@ export interface ServeOptions {
  */
 export async function startServeProcess(env: Record<string, string>, options: ServeOptions | number = {}): Promise<ServeProcess> {
   const { t, timeoutMs = 120_000 } = typeof options === 'number' ? { timeoutMs: options } : options;
-  const child = spawn(process.execPath, [WHARF_BIN, 'serve'], {
+  const [command, args, asUser] = asUserRuns([WHARF_BIN, 'serve']);
+  const child = spawn(command, args, {
     // Tests of attempt schedules make receivers fail many times in a row: a pause threshold they never reach (endpoint health's own tests set theirs).
-    env: { ...process.env, WEBHOOK_PAUSE_AFTER: '1000000', ...env },
+    env: { ...process.env, ...asUser, WEBHOOK_PAUSE_AFTER: '1000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -93,6 +96,7 @@ export async function startServeProcess(env: Record<string, string>, options: Se
     token: /sign in with this token: (wharf_\S+)/.exec(out)?.[1],
     exited,
     output: () => out,
+    errors: () => err,
     kill,
     async stop() {
       if (!gone()) child.kill('SIGTERM');

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
@@ -9,7 +8,6 @@ import { issueToken } from '../../src/domain/tokens.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { connect } from '../../src/db/connect.ts';
 import { open } from '../../src/secrets/cipher.ts';
-import { WHARF_BIN } from '../helpers/cli.ts';
 import type { TestLike } from '../helpers/wharf.ts';
 
 /** A database and a DATA_DIR of a test's own, as environment variables for wharf; removed when the test ends. */
@@ -58,19 +56,6 @@ export async function serveOn(
     return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
   };
   return { running, token, logs, api };
-}
-
-/** Runs the wharf CLI in a child process with `input` on stdin. */
-export function runWithInput(args: string[], env: Record<string, string>, input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [WHARF_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
 }
 
 /** What the database holds, opened with a key: webhook secrets, import passwords, the check text. */
