@@ -31,11 +31,22 @@ export class SqliteThread {
       worker.postMessage({ id, steps, transaction });
     });
 
-  /** Ends the thread; calls still in flight fail. */
-  async close(): Promise<void> {
+  /**
+   * Ends the thread: it finishes the call it is running, closes its database (every
+   * statement first, then the connection) and exits; calls still queued fail. A thread
+   * that does not exit within `graceMs` is terminated.
+   */
+  async close(graceMs = 5_000): Promise<void> {
     const worker = this.worker;
     this.worker = null;
-    await worker?.terminate();
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.ref();
+    worker.postMessage({ close: true });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    if ((await Promise.race([exited, late])) === 'late') await worker.terminate();
+    clearTimeout(timer);
   }
 
   private thread(): Worker {

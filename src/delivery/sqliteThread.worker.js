@@ -37,7 +37,20 @@ function runSteps(steps) {
 
 const inTransaction = db.transaction(runSteps);
 
-parentPort.on('message', ({ id, steps, transaction }) => {
+/**
+ * Closes the database while this thread's environment is still alive (db.close()
+ * finalizes every statement, then the connection; a native statement left for the garbage
+ * collector at the thread's teardown is what aborted the older driver on Node 24), then
+ * lets the thread exit.
+ */
+function close() {
+  statements.clear();
+  db.close();
+  parentPort.close();
+}
+
+parentPort.on('message', ({ id, steps, transaction, close: closing }) => {
+  if (closing) return close();
   try {
     parentPort.postMessage({ id, results: transaction ? inTransaction.immediate(steps) : runSteps(steps) });
   } catch (err) {
