@@ -13,6 +13,8 @@ export function deliveryAgent(config: Config): Agent {
     // undici hands the connector the Client's localAddress on every call (the connector's
     // own build option is overridden by it), so the binding must be set here to take effect.
     ...(config.deliverySourceAddress ? { localAddress: config.deliverySourceAddress } : {}),
+    // HTTP/1.1 as GitHub delivers (undici 8 would take HTTP/2 when a TLS receiver offers it).
+    allowH2: false,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 60_000,
     headersTimeout: config.webhookTimeoutMs,

@@ -111,7 +111,12 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
   if (wanted.length === 0) return { stored, missing };
   const endpoint = (options.endpoint ?? lfsEndpoint(options.url)).replace(/\/+$/, '');
   const stall = options.stallMs;
-  const dispatcher = new Agent({ connect: policyConnector(options.policy, { timeout: Math.min(30_000, stall) }), bodyTimeout: stall, headersTimeout: stall });
+  const dispatcher = new Agent({
+    connect: policyConnector(options.policy, { timeout: Math.min(30_000, stall) }),
+    allowH2: false,
+    bodyTimeout: stall,
+    headersTimeout: stall,
+  });
   const scrub = (err: unknown) => scrubSecrets(String((err as Error)?.message ?? err), options.credentials).slice(0, 500);
   try {
     for (let i = 0; i < wanted.length; i += BATCH_SIZE) {

@@ -78,7 +78,12 @@ export async function uploadLfsObjects(pointers: LfsPointer[], options: LfsUploa
   if (pointers.length === 0) return 0;
   const endpoint = options.endpoint.replace(/\/+$/, '');
   const stall = options.stallMs;
-  const dispatcher = new Agent({ connect: policyConnector(options.policy, { timeout: Math.min(30_000, stall) }), bodyTimeout: stall, headersTimeout: stall });
+  const dispatcher = new Agent({
+    connect: policyConnector(options.policy, { timeout: Math.min(30_000, stall) }),
+    allowH2: false,
+    bodyTimeout: stall,
+    headersTimeout: stall,
+  });
   let sent = 0;
   try {
     for (let i = 0; i < pointers.length; i += BATCH_SIZE) {

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import { parse, serialize } from 'cookie';
+import { parseCookie, stringifySetCookie } from 'cookie';
 
 /** Reads one cookie of the request, or undefined. */
 export function readCookie(ctx: Context, name: string): string | undefined {
-  return parse(ctx.get('cookie') || '')[name];
+  return parseCookie(ctx.get('cookie') || '')[name];
 }
 
 /**
@@ -12,7 +12,10 @@ export function readCookie(ctx: Context, name: string): string | undefined {
  * TLS-terminating proxy gives us.
  */
 export function setCookie(ctx: Context, name: string, value: string, options: { secure: boolean; maxAgeSeconds?: number }): void {
-  ctx.append('Set-Cookie', serialize(name, value, { path: '/', httpOnly: true, sameSite: 'strict', secure: options.secure, maxAge: options.maxAgeSeconds }));
+  ctx.append(
+    'Set-Cookie',
+    stringifySetCookie({ name, value, path: '/', httpOnly: true, sameSite: 'strict', secure: options.secure, maxAge: options.maxAgeSeconds }),
+  );
 }
 
 /** Removes a cookie set by setCookie. */
