@@ -52,16 +52,21 @@ function apply(ctx: Context, { quota, result, refused }: Counted): void {
   if (refused) throw rateLimited(Math.max(1, Math.ceil(result.msBeforeNext / 1000)));
 }
 
-/** Counts one request as the rate limit would, for a route outside the counted paths (the web UI's sign-in); throws a 429 over the quota. */
-export type ChargeRequest = (token: string | undefined) => Promise<void>;
+/**
+ * Counts one attempt against the client's address, for a route outside the counted paths
+ * that checks a token itself (the web UI's sign-in); throws a 429 over the quota, whatever
+ * the token, so a form past its limit tells nothing of the tokens tried on it.
+ */
+export type ChargeRequest = () => Promise<void>;
 
 /**
  * The rate limit of SPEC §2 as a middleware for the paths `applies` picks. Before anything
  * else runs, the request's credentials are looked up: a valid token counts against its
  * user (all their tokens share one quota, as on GitHub); no credentials, or credentials
  * that match no live token, count against the client's address, so made-up tokens buy no
- * extra requests and leave no row of their own. Other paths get `ctx.state.chargeRequest`
- * to count the same way where they check a token themselves. Null when RATE_LIMIT is off.
+ * extra requests and leave no row of their own. Other paths get `ctx.state.chargeRequest`,
+ * which counts against the address alone, where they check a token themselves. Null when
+ * RATE_LIMIT is off.
  */
 export function rateLimit(services: Services, applies: (path: string) => boolean) {
   const limits = services.config.rateLimit;
@@ -74,14 +79,18 @@ export function rateLimit(services: Services, applies: (path: string) => boolean
 
   async function charge(ctx: Context, token: string | undefined): Promise<void> {
     const user = token ? await tokenUser(ctx, services.db, token) : null;
+    await chargeAs(ctx, user?.id ?? null);
+  }
+
+  async function chargeAs(ctx: Context, userId: number | null): Promise<void> {
     // Keyed by user id or address only: nothing a client makes up becomes a key.
-    const counted = await safely(user ? count(byUser, limits!.token, String(user.id)) : count(byAddress, limits!.anonymous, ctx.ip));
+    const counted = await safely(userId !== null ? count(byUser, limits!.token, String(userId)) : count(byAddress, limits!.anonymous, ctx.ip));
     if (counted) apply(ctx, counted);
   }
 
   return async function limitRate(ctx: Context, next: Next) {
     if (!applies(ctx.path)) {
-      ctx.state.chargeRequest = ((token) => charge(ctx, token)) satisfies ChargeRequest;
+      ctx.state.chargeRequest = (() => chargeAs(ctx, null)) satisfies ChargeRequest;
       return next();
     }
     await charge(ctx, requestToken(ctx.get('authorization')));

@@ -40,14 +40,15 @@ function loginPage(ctx: Context, next: string, error?: string) {
 }
 
 /**
- * The user of a sign-in's token, or null. The attempt counts as an API request with that
- * token would: against its user, or, for a token that matches none, against the browser's
- * own address, so guessing at the form costs what guessing at the API does.
+ * The user of a sign-in's token, or null. Every attempt counts against the browser's own
+ * address (as an anonymous API request does), before the token is looked at: past the
+ * address's limit every token, valid or not, gets the same 429, so the form is no oracle
+ * for guessed tokens.
  */
 async function checkSignIn(ctx: Context, db: Db, token: string): Promise<User | null> {
   const charge: ChargeRequest | undefined = ctx.state.chargeRequest;
   try {
-    await charge?.(token);
+    await charge?.();
   } catch (err) {
     if (!(err instanceof WharfError) || err.code !== 'rate_limited') throw err;
     for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
