@@ -29,6 +29,8 @@ export interface Config {
   importConcurrency: number;
   importTimeoutMs: number;
   gitBackendConcurrency: number;
+  /** GIT_IDLE_TIMEOUT: most time a Git or LFS answer may have bytes waiting that its client does not read; then it is cut and its backend's slot freed. */
+  gitIdleTimeoutMs: number;
   /** How long an import phase may go without progress (below 1 KiB/s on average) before it fails. */
   importStallTimeoutMs: number;
   logLevel: string;
@@ -194,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importConcurrency: integer('IMPORT_CONCURRENCY', get('IMPORT_CONCURRENCY', '2'), 1, 100),
     importTimeoutMs: duration('IMPORT_TIMEOUT', get('IMPORT_TIMEOUT', '6h')),
     gitBackendConcurrency: integer('GIT_BACKEND_CONCURRENCY', get('GIT_BACKEND_CONCURRENCY', String(Math.max(4, 2 * os.availableParallelism()))), 1, 1000),
+    gitIdleTimeoutMs: positiveDuration('GIT_IDLE_TIMEOUT', get('GIT_IDLE_TIMEOUT', '60s')),
     importStallTimeoutMs: duration('IMPORT_STALL_TIMEOUT', get('IMPORT_STALL_TIMEOUT', '2m')),
     logLevel,
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),

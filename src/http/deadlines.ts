@@ -124,3 +124,37 @@ export async function closeUnfinished(ctx: Context, next: Next): Promise<void> {
     if (!ctx.req.complete && !ctx.headerSent) ctx.set('Connection', 'close');
   }
 }
+
+/**
+ * Cuts an answer its client has stopped reading: once the response has bytes waiting to be
+ * written and none has left for `idleMs`, the connection is destroyed (whoever produces the
+ * answer sees the response close unfinished and stops: `git http-backend` is killed, a file
+ * stream closed) and `onCut` runs. A client that reads, however slowly, moves bytes and is
+ * never cut; an answer still being produced (nothing waiting to be written) is not the
+ * client's wait. Looked at every quarter of `idleMs`; stops with the response.
+ */
+export function cutStalledAnswer(ctx: Context, idleMs: number, onCut: () => void = () => {}): void {
+  const socket = ctx.req.socket;
+  const res = ctx.res;
+  let written = socket.bytesWritten;
+  let stalledSince: number | null = null;
+  const look = () => {
+    if (socket.destroyed) return stop();
+    const moved = socket.bytesWritten !== written;
+    written = socket.bytesWritten;
+    const waiting = socket.writableLength > 0 || res.writableLength > 0 || res.writableNeedDrain;
+    if (moved || !waiting) {
+      stalledSince = null;
+      return;
+    }
+    stalledSince ??= performance.now();
+    if (performance.now() - stalledSince < idleMs) return;
+    stop();
+    onCut();
+    socket.destroy();
+  };
+  const timer = setInterval(look, Math.max(10, Math.floor(idleMs / 4)));
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  res.once('close', stop);
+}

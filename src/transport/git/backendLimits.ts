@@ -1,6 +1,7 @@
 import { PassThrough, Transform, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import PQueue from 'p-queue';
+import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
 import { promisify } from 'node:util';
 import { badRequest, rateLimited, WharfError } from '../../errors/wharfError.ts';
@@ -24,6 +25,21 @@ export const INFLATED_BODY_LIMIT = 10 * 1024 * 1024;
 /** Raised when one anonymous client address already has too many Git requests waiting. */
 export const tooManyAtOnce = () => rateLimited(5, 'Too many Git requests at once from this address');
 
+/**
+ * The key an anonymous client is counted under: its IPv4 address, or the /64 of an IPv6
+ * one (one host is usually given a whole /64, so its addresses are one client).
+ */
+export function anonymousKey(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const parsed = ipaddr.process(ip);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts;
+  return `${parts
+    .slice(0, 4)
+    .map((p) => p.toString(16))
+    .join(':')}::/64`;
+}
+
 /** One anonymous address's share: slots it holds or queues for, and its requests waiting behind them. */
 interface AddressShare {
   entered: number;
@@ -32,24 +48,32 @@ interface AddressShare {
 
 /**
  * Limits how many `git http-backend` processes run at once; requests over it wait their
- * turn. An anonymous client address holds or queues for at most `perAddress` slots (half,
- * at least one), so one address can never take them all; its further requests wait behind
- * its own (at most `waitingPerAddress`, then a 429) while other clients go ahead.
+ * turn. Anonymous requests, all addresses together, hold or queue for at most half of the
+ * slots (at least one), so signed-in clients always have the rest, however many addresses
+ * anonymous clients come from; one anonymous address (an IPv6 /64, anonymousKey) may take
+ * that whole half while no other waits. Anonymous requests over it wait; a place given
+ * back goes to the waiting address that holds the fewest (the first in line among equals),
+ * so addresses take turns; one address's further requests wait behind its own (at most
+ * `waitingPerAddress`, then a 429).
  */
 export class BackendSlots {
   private readonly queue: PQueue;
   private readonly shares = new Map<string, AddressShare>();
-  readonly perAddress: number;
+  /** Addresses with requests waiting, in the order they take turns. */
+  private readonly turns: string[] = [];
+  private anonymousEntered = 0;
+  /** Slots all anonymous requests together may hold or queue for. */
+  readonly anonymousLimit: number;
   readonly waitingPerAddress: number;
   constructor(readonly limit: number) {
     this.queue = new PQueue({ concurrency: limit });
-    this.perAddress = Math.max(1, Math.floor(limit / 2));
+    this.anonymousLimit = Math.max(1, Math.floor(limit / 2));
     this.waitingPerAddress = 4 * limit;
   }
 
-  /** Slots this address holds or queues for now (at most perAddress). */
+  /** Slots this address holds or queues for now. */
   entered(address: string): number {
-    return this.shares.get(address)?.entered ?? 0;
+    return this.shares.get(anonymousKey(address))?.entered ?? 0;
   }
 
   /**
@@ -57,20 +81,24 @@ export class BackendSlots {
    * `anonymousAddress` is the client address of a request without credentials.
    */
   acquire(anonymousAddress?: string): Promise<() => void> {
-    const address = anonymousAddress;
-    if (address === undefined) return this.enter(undefined);
-    const share = this.shares.get(address) ?? { entered: 0, waiting: [] };
-    this.shares.set(address, share);
-    if (share.entered < this.perAddress) {
+    if (anonymousAddress === undefined) return this.enter(undefined);
+    const key = anonymousKey(anonymousAddress);
+    const share = this.shares.get(key) ?? { entered: 0, waiting: [] };
+    this.shares.set(key, share);
+    if (this.anonymousEntered < this.anonymousLimit && share.waiting.length === 0 && this.turns.length === 0) {
       share.entered++;
-      return this.enter(address);
+      this.anonymousEntered++;
+      return this.enter(key);
     }
     if (share.waiting.length >= this.waitingPerAddress) return Promise.reject(tooManyAtOnce());
-    return new Promise((resolve) => share.waiting.push(resolve));
+    return new Promise((resolve) => {
+      share.waiting.push(resolve);
+      if (share.waiting.length === 1) this.turns.push(key);
+    });
   }
 
-  /** Queues for a slot; when given back, an address's next waiting request takes its place in the queue. */
-  private enter(address: string | undefined): Promise<() => void> {
+  /** Queues for a slot; when given back, the next anonymous request waiting takes the anonymous place. */
+  private enter(key: string | undefined): Promise<() => void> {
     return new Promise((granted) => {
       void this.queue.add(
         () =>
@@ -80,18 +108,30 @@ export class BackendSlots {
               if (given) return;
               given = true;
               release();
-              if (address !== undefined) this.leave(address);
+              if (key !== undefined) this.leave(key);
             });
           }),
       );
     });
   }
 
-  private leave(address: string): void {
-    const share = this.shares.get(address)!;
-    const next = share.waiting.shift();
-    if (next) return next(this.enter(address));
-    if (--share.entered === 0) this.shares.delete(address);
+  private leave(key: string): void {
+    const share = this.shares.get(key)!;
+    share.entered--;
+    this.anonymousEntered--;
+    if (share.entered === 0 && share.waiting.length === 0) this.shares.delete(key);
+    // The waiting address holding the fewest slots goes next (the first in line among
+    // equals), then to the back of the line if it still waits.
+    if (this.turns.length === 0) return;
+    let pick = 0;
+    for (let i = 1; i < this.turns.length; i++) if (this.shares.get(this.turns[i])!.entered < this.shares.get(this.turns[pick])!.entered) pick = i;
+    const [next] = this.turns.splice(pick, 1);
+    const waiting = this.shares.get(next)!;
+    const admit = waiting.waiting.shift()!;
+    waiting.entered++;
+    this.anonymousEntered++;
+    if (waiting.waiting.length > 0) this.turns.push(next);
+    admit(this.enter(next));
   }
 }
 

@@ -7,6 +7,7 @@ import { gitEnv } from '../../git/run.ts';
 import { requestBody, type BackendSlots, type RequestBody } from './backendLimits.ts';
 import { badRequest, forbidden, notFound, WharfError } from '../../errors/wharfError.ts';
 import { readGitStderr } from '../../git/stderr.ts';
+import { cutStalledAnswer } from '../../http/deadlines.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
@@ -50,8 +51,9 @@ function backendOptions(hooksDir: string): string[] {
  * (whether the client stayed or not) and before the response ends, so what a push must
  * leave on disk is there when `git push` returns. A client that goes away kills
  * the backend's whole process group. It first waits for one of `slots` (backends running
- * at once; an anonymous client's address gets at most its share), and a streamed body
- * (a push) is inflated here under a cap and dies after REQUEST_IDLE_TIMEOUT without a byte (backendLimits.ts).
+ * at once; anonymous clients together get at most half), a streamed body (a push) is
+ * inflated here under a cap and dies after REQUEST_IDLE_TIMEOUT without a byte
+ * (backendLimits.ts), and an answer its client stops reading is cut after `idleMs`.
  */
 export async function runHttpBackend(
   ctx: Context,
@@ -63,6 +65,8 @@ export async function runHttpBackend(
     body?: Buffer;
     slots: BackendSlots;
     anonymousAddress?: string;
+    /** GIT_IDLE_TIMEOUT: an answer whose client reads nothing for this long is cut (the backend killed, its slot freed). */
+    idleMs: number;
   },
 ): Promise<void> {
   const env = { ...options.env };
@@ -81,7 +85,7 @@ interface Backend {
   refused(): Error | undefined;
 }
 
-type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer };
+type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer; idleMs: number };
 
 /** Runs the backend for a request and answers with what it prints. */
 function runBackend(ctx: Context, env: Record<string, string>, input: RequestBody | undefined, options: BackendOptions, release: () => void): Promise<void> {
@@ -156,6 +160,10 @@ function answer(ctx: Context, backend: Backend, options: BackendOptions): Promis
       body.write(first);
       child.stdout.pipe(body, { end: false });
       ctx.body = body;
+      // A client that stops reading holds the backend and its slot no longer than the idle deadline.
+      cutStalledAnswer(ctx, options.idleMs, () =>
+        options.log.info({ request_id: ctx.state.requestId, idle_ms: options.idleMs }, 'git answer cut: the client read nothing for GIT_IDLE_TIMEOUT'),
+      );
       resolve();
     };
     const onData = (chunk: Buffer) => {

@@ -92,8 +92,9 @@ export function gitMount(app: Koa, services: Services): void {
           : Promise.resolve(),
       body: short ?? negotiation,
       slots,
-      // Anonymous clients share the slots per address (at most half each), so one address cannot take them all.
+      // Anonymous clients together hold at most half the slots, so signed-in clients always have the rest.
       anonymousAddress: user ? undefined : ctx.ip,
+      idleMs: services.config.gitIdleTimeoutMs,
     });
   });
 }

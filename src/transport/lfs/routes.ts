@@ -11,6 +11,7 @@ import { badRequest, conflict, notFound, validationFailed, WharfError } from '..
 import { classify } from '../../http/classify.ts';
 import { answerBatch, parseBatch } from './batch.ts';
 import { LfsIntegrityError, linkObject, objectPath, repositoryHasObject, storedSize, writeObject } from '../../lfs/store.ts';
+import { cutStalledAnswer } from '../../http/deadlines.ts';
 
 const LFS_TYPE = 'application/vnd.git-lfs+json';
 /** git-lfs reads LFS-Authenticate to know which credentials to send. */
@@ -95,6 +96,8 @@ export function lfsRoutes(services: Services) {
       ctx.type = 'application/octet-stream';
       ctx.length = size;
       ctx.body = fs.createReadStream(objectPath(config.lfsDir, oid));
+      // A client that stops reading the object holds its file and connection no longer than GIT_IDLE_TIMEOUT.
+      cutStalledAnswer(ctx, config.gitIdleTimeoutMs);
     } else if (object && ctx.method === 'PUT') {
       await upload(services, ctx, await repoFor(ctx, target, 'write'), object[1]);
     } else if (path === 'verify' && ctx.method === 'POST') {
