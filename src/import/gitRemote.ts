@@ -196,7 +196,7 @@ export function gitActivity(watch: { mark(bytes: number): void; touch(): void })
       if (line.startsWith('remote:')) continue;
       const p = parseGitProgress(line);
       if (!p) continue;
-      if (p.phase === 'receiving_objects' && p.bytes_received !== null) {
+      if ((p.phase === 'receiving_objects' || p.phase === 'writing_objects') && p.bytes_received !== null) {
         watch.mark(Math.max(0, p.bytes_received - bytes));
         bytes = Math.max(bytes, p.bytes_received);
       } else if (LOCAL_WORK.has(p.phase) && `${p.phase} ${p.percent}` !== last) {

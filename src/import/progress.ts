@@ -15,6 +15,8 @@ const PHASES: Record<string, string> = {
   'counting objects': 'counting_objects',
   'compressing objects': 'compressing_objects',
   'receiving objects': 'receiving_objects',
+  // A push's sending (push mirrors): its bytes count as moved, as a fetch's received bytes do.
+  'writing objects': 'writing_objects',
   'resolving deltas': 'resolving_deltas',
   'checking connectivity': 'checking_connectivity',
 };
@@ -44,7 +46,7 @@ export function parseGitProgress(text: string, previous: Progress | null = null)
       objects_total: base?.objects_total ?? null,
       bytes_per_second: base?.bytes_per_second ?? null,
     };
-    if (phase === 'receiving_objects') {
+    if (phase === 'receiving_objects' || phase === 'writing_objects') {
       next.objects_received = Number(m[3] ?? m[5] ?? 0);
       if (m[4] !== undefined) next.objects_total = Number(m[4]);
       const bytes = /,\s*([\d.]+)\s*(bytes?|KiB|MiB|GiB|TiB)/i.exec(m[6]);

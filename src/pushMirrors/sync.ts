@@ -69,7 +69,8 @@ export async function syncPushMirror(
   });
   // The policy is checked again on the address git connects to, on every sync.
   const pin = await pinSource(config.importAllowedHosts, remote);
-  await remoteGit(['push', '--porcelain', '--prune', '--no-verify', '--', pin.url, ...REFSPECS], {
+  // --progress: the bytes git reports writing are what the stall watch counts as moving.
+  await remoteGit(['push', '--progress', '--porcelain', '--prune', '--no-verify', '--', pin.url, ...REFSPECS], {
     cwd: dir,
     pin: pin.config,
     credentials,
@@ -91,7 +92,7 @@ export function describeSyncError(err: unknown, credentials: Credentials | null)
   if (err instanceof HostPolicyError)
     message = `the remote address is blocked by the host policy (IMPORT_ALLOWED_HOSTS): ${err.explain('IMPORT_ALLOWED_HOSTS')}`;
   else if (err instanceof GitRunError) message = err.message.replace(/\bthe source\b/g, 'the remote');
-  else if (err instanceof StallError) message = err.message.replace(/\bthe source\b/g, 'the remote').replace('IMPORT_STALL_TIMEOUT', 'push mirror stall time');
+  else if (err instanceof StallError) message = err.message.replace(/\bthe source\b/g, 'the remote');
   else if (err instanceof GitAbortedError) message = 'stopped';
   else message = String((err as Error)?.message ?? err);
   return scrubSecrets(message, credentials).slice(0, 1000);

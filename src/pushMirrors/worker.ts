@@ -15,11 +15,11 @@ export interface PushMirrorWorkerOptions {
   leaseMs: number;
   /** How often the database is asked for due mirrors (intervals falling due, other nodes' pushes, expired leases). */
   pollMs: number;
-  /** A sync whose git push or LFS transfer moves less than 1 KiB/s for this long fails. */
+  /** A sync whose git push or LFS transfer moves less than 1 KiB/s for this long fails (IMPORT_STALL_TIMEOUT, as imports and pull mirrors). */
   stallMs: number;
 }
 
-const DEFAULTS: PushMirrorWorkerOptions = { slots: 2, leaseMs: 30_000, pollMs: 1000, stallMs: 30 * 60_000 };
+const DEFAULTS: Omit<PushMirrorWorkerOptions, 'stallMs'> = { slots: 2, leaseMs: 30_000, pollMs: 1000 };
 
 /** Node deaths during one mirror's syncs after which it is parked (SPEC §7.9). */
 const MAX_INTERRUPTIONS = 3;
@@ -34,7 +34,7 @@ const MAX_INTERRUPTIONS = 3;
  */
 export function createPushMirrorWorker(services: Services, overrides: Partial<PushMirrorWorkerOptions> = {}): Worker {
   const { db, config, log } = services;
-  const options = { ...DEFAULTS, ...overrides };
+  const options: PushMirrorWorkerOptions = { ...DEFAULTS, stallMs: config.importStallTimeoutMs, ...overrides };
   const owner = nodeId(config.dataDir);
 
   async function run(mirror: PushMirror, { signal }: Running) {
