@@ -49,29 +49,39 @@ function heldOf(db: Db | Knex.Transaction, hookColumn: string) {
 }
 
 /**
- * Webhooks paused (or disabled by a 410) for WEBHOOK_DISABLE_AFTER: a paused one is
- * deactivated, and the held deliveries of both end `failed` with `webhook disabled`
- * (bulk redelivery brings them back). Returns the webhooks deactivated now.
+ * Webhooks paused for WEBHOOK_DISABLE_AFTER are deactivated (disabled by Wharf): their
+ * held deliveries stay held, as do those of every event after, until an owner reactivates
+ * the webhook (sent then from the attempt they have not made, in order of creation). What
+ * a disabled webhook holds is bounded by DELIVERY_RETENTION: a held delivery created
+ * longer ago ends `failed` with `webhook disabled` (bulk redelivery brings it back).
+ * Returns the webhooks deactivated now and those whose held deliveries ended.
  */
-export async function disableStale(db: Db, now: number, disableAfterMs: number): Promise<{ id: number; reason: string | null; failed: number }[]> {
+export async function disableStale(
+  db: Db,
+  now: number,
+  o: { disableAfterMs: number; retentionMs: number },
+): Promise<{ id: number; reason: string | null; disabled: boolean; failed: number }[]> {
   return db.transaction(async (trx) => {
+    const expired = now - o.retentionMs;
     const query = trx('webhooks')
-      // Paused, or disabled (by a 410) and still holding deliveries: a disabled webhook holding nothing has nothing left to end.
-      .where((q) => q.where('health_state', 'paused').orWhere((d) => d.where('health_state', 'disabled').whereExists(heldOf(trx, 'webhooks.id'))))
-      .where('health_since', '<=', now - disableAfterMs)
+      .where((q) =>
+        q
+          .where((p) => p.where('health_state', 'paused').where('health_since', '<=', now - o.disableAfterMs))
+          // Disabled and holding a delivery past retention: a disabled webhook holding nothing that old has nothing to end.
+          .orWhere((d) => d.where('health_state', 'disabled').whereExists(heldOf(trx, 'webhooks.id').where('deliveries.created_at', '<', expired))),
+      )
       .select('id', 'health_state', 'health_reason')
       .orderBy('id')
       .limit(100);
     // Postgres: each stale webhook is handled by one process.
     const stale = await (isPostgres(trx) ? query.forUpdate().skipLocked() : query);
-    const out: { id: number; reason: string | null; failed: number }[] = [];
+    const out: { id: number; reason: string | null; disabled: boolean; failed: number }[] = [];
     for (const hook of stale) {
       const id = Number(hook.id);
-      if (hook.health_state === 'paused') {
-        await disable(trx, id, { now, reason: `paused too long (${hook.health_reason ?? 'failing'})` });
-      }
-      const failed = await failHeld(trx, [id], now);
-      if (hook.health_state === 'paused' || failed > 0) out.push({ id, reason: hook.health_reason, failed });
+      const disabled = hook.health_state === 'paused';
+      if (disabled) await disable(trx, id, { now, reason: `paused too long (${hook.health_reason ?? 'failing'})` });
+      const failed = await failHeld(trx, [id], now, expired);
+      if (disabled || failed > 0) out.push({ id, reason: hook.health_reason, disabled, failed });
     }
     return out;
   });
@@ -91,7 +101,12 @@ export async function releaseStray(db: Db, now: number): Promise<number> {
 }
 
 /** The endpoint health tick of one process: every HEALTH_TICK_MS, the three chores above. */
-export function createProber(o: { db: Db; config: Pick<Config, 'webhookDisableAfterMs' | 'webhookTimeoutMs'>; log: Logger; due: () => void }) {
+export function createProber(o: {
+  db: Db;
+  config: Pick<Config, 'webhookDisableAfterMs' | 'webhookTimeoutMs' | 'deliveryRetentionMs'>;
+  log: Logger;
+  due: () => void;
+}) {
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   // A probe's lease: longer than its attempt may take, so only a dead node's probe is made again.
@@ -107,8 +122,11 @@ export function createProber(o: { db: Db; config: Pick<Config, 'webhookDisableAf
       const paused = Boolean(await o.db('webhooks').where('health_state', 'paused').first('id'));
       const held = Boolean(await o.db('deliveries').where('status', 'pending').whereNull('next_attempt_at').first('id'));
       if (paused || held) {
-        for (const d of await disableStale(o.db, now, o.config.webhookDisableAfterMs)) {
-          o.log.warn({ webhook_id: d.id, reason: d.reason, held_failed: d.failed }, 'webhook disabled: paused too long; %d held deliveries failed', d.failed);
+        for (const d of await disableStale(o.db, now, { disableAfterMs: o.config.webhookDisableAfterMs, retentionMs: o.config.deliveryRetentionMs })) {
+          if (d.disabled)
+            o.log.warn({ webhook_id: d.id, reason: d.reason }, 'webhook disabled: paused too long; its deliveries stay held until it is reactivated');
+          if (d.failed > 0)
+            o.log.warn({ webhook_id: d.id, held_failed: d.failed }, 'disabled webhook: %d held deliveries older than DELIVERY_RETENTION failed', d.failed);
         }
       }
       if (paused) due += await makeProbesDue(o.db, now, leaseMs);

@@ -7,8 +7,11 @@ import { webhookWants } from './match.ts';
 /** Event types only organization webhooks receive (SPEC §5.4). */
 const ORG_ONLY: ReadonlySet<string> = new Set(ORG_ONLY_EVENTS);
 
+/** Webhooks that hear events: active ones, and those disabled by Wharf (their deliveries are written held). */
+const heard = (q: Knex.QueryBuilder) => q.where('active', true).orWhere('health_state', 'disabled');
+
 /**
- * The webhooks each event goes to, in the caller's transaction: active, wanting the type
+ * The webhooks each event goes to, in the caller's transaction: active or disabled by Wharf, wanting the type
  * (and branch), and, for an event recorded after the fact, existing when it happened.
  * An event of a repository reaches its repository's webhooks and its organization's
  * (SPEC §5.4: one delivery per webhook); `repository` and `import` events, the
@@ -22,7 +25,7 @@ export async function receiversOf(trx: Knex | Knex.Transaction, events: NewEvent
   const orgHooks = new Map<number, Webhook[]>();
   if (repoIds.length > 0) {
     for (const row of await trx('repositories').whereIn('id', repoIds).select('id', 'org_id')) orgOf.set(Number(row.id), Number(row.org_id));
-    for (const row of await trx('webhooks').whereIn('repository_id', repoIds).where('active', true)) {
+    for (const row of await trx('webhooks').whereIn('repository_id', repoIds).where(heard)) {
       const hook = toWebhook(row);
       hooks.set(hook.repository_id!, [...(hooks.get(hook.repository_id!) ?? []), hook]);
     }
@@ -30,7 +33,7 @@ export async function receiversOf(trx: Knex | Knex.Transaction, events: NewEvent
   const eventOrg = (e: NewEvent) => e.orgId ?? (e.repositoryId === null ? undefined : orgOf.get(e.repositoryId));
   const orgIds = [...new Set(events.flatMap((e) => eventOrg(e) ?? []))];
   if (orgIds.length > 0) {
-    for (const row of await trx('webhooks').whereIn('org_id', orgIds).where('active', true)) {
+    for (const row of await trx('webhooks').whereIn('org_id', orgIds).where(heard)) {
       const hook = toWebhook(row);
       orgHooks.set(hook.org_id!, [...(orgHooks.get(hook.org_id!) ?? []), hook]);
     }
@@ -50,7 +53,7 @@ export async function receiversOf(trx: Knex | Knex.Transaction, events: NewEvent
  * Writes one pending delivery per (event, receiving webhook) in the caller's transaction,
  * so a committed event always has its deliveries (the outbox). The body is a reference
  * to the event's payload bytes, fixed when the event was written. A delivery to a paused
- * webhook is written held (no next attempt). Returns how many
+ * webhook, or one disabled by Wharf, is written held (no next attempt). Returns how many
  * deliveries were written.
  */
 export async function writeDeliveries(trx: Knex | Knex.Transaction, events: NewEvent[], receivers: Webhook[][], eventIds: number[]): Promise<number> {
@@ -66,7 +69,7 @@ export async function writeDeliveries(trx: Knex | Knex.Transaction, events: NewE
         action: event.action ?? null,
         status: 'pending',
         attempts: 0,
-        // A paused webhook's new deliveries are held from the start (SPEC §5.5).
+        // A paused or disabled webhook's new deliveries are held from the start (SPEC §5.5).
         next_attempt_at: hook.health.state === 'healthy' ? now : null,
         created_at: now,
       });

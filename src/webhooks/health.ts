@@ -71,7 +71,7 @@ export async function pause(trx: Trx, hookId: number, o: { now: number; reason: 
   await holdPending(trx, hookId);
 }
 
-/** Deactivates a webhook for its health (a 410, or paused too long): held deliveries stay held until it is resumed or they are failed. */
+/** Deactivates a webhook for its health (a 410, or paused too long): held deliveries stay held, and new ones are written held, until it is resumed or they pass DELIVERY_RETENTION. */
 export async function disable(trx: Trx, hookId: number, o: { now: number; reason: string }): Promise<void> {
   await trx('webhooks').where('id', hookId).update({
     active: false,
@@ -85,8 +85,8 @@ export async function disable(trx: Trx, hookId: number, o: { now: number; reason
   await holdPending(trx, hookId);
 }
 
-/** The columns a resume sets: healthy, nothing in a row, no wait. */
-function healthy(now: number) {
+/** The columns a resume sets: healthy, nothing in a row, no wait (also an owner's deactivation: what Wharf decided no longer counts). */
+export function healthy(now: number) {
   return {
     health_state: 'healthy',
     health_since: now,
@@ -130,13 +130,14 @@ export async function resumeWebhook(db: Db, hookId: number, log?: Logger, now = 
   return resumed;
 }
 
-/** Ends the held deliveries of these webhooks `failed` with DISABLED_ERROR (bulk redelivery brings them back). */
-export async function failHeld(trx: Trx, hookIds: number[], now: number): Promise<number> {
+/** Ends the held deliveries of these webhooks created before `createdBefore` `failed` with DISABLED_ERROR (bulk redelivery brings them back). */
+export async function failHeld(trx: Trx, hookIds: number[], now: number, createdBefore: number): Promise<number> {
   if (hookIds.length === 0) return 0;
   return trx('deliveries')
     .whereIn('webhook_id', hookIds)
     .where('status', 'pending')
     .whereNull('next_attempt_at')
+    .where('created_at', '<', createdBefore)
     .update({ status: 'failed', error: DISABLED_ERROR, finished_at: now, lease_owner: null });
 }
 

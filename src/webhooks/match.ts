@@ -23,12 +23,14 @@ export function validBranchFilter(glob: string): boolean {
 }
 
 /**
- * Whether an event goes to a webhook: it is active, lists the type (or `*`), and for a
- * push with a branch filter, the ref is a branch whose name matches the glob (as in
- * Gitea, a tag push does not pass a branch filter). Matching is linear in filter and name (glob.ts).
+ * Whether an event goes to a webhook: it is active, or disabled by Wharf itself (a 410,
+ * WEBHOOK_DISABLE_AFTER: its deliveries are written held, so its owner's reactivation
+ * loses nothing), lists the type (or `*`), and for a push with a branch filter, the ref
+ * is a branch whose name matches the glob (as in Gitea, a tag push does not pass a
+ * branch filter). Matching is linear in filter and name (glob.ts).
  */
 export function webhookWants(hook: Webhook, event: Pick<NewEvent, 'type' | 'ref'>): boolean {
-  if (!hook.active) return false;
+  if (!hook.active && hook.health.state !== 'disabled') return false;
   if (!hook.events.includes('*') && !hook.events.includes(event.type)) return false;
   if (event.type !== 'push' || !hook.branch_filter) return true;
   const ref = event.ref ?? '';

@@ -11,7 +11,7 @@ import { openCustomHeaders, sealCustomHeaders } from './headers.ts';
 import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
 import type { WebhookInput } from './input.ts';
-import { resumeWebhook } from './health.ts';
+import { healthy, resumeWebhook } from './health.ts';
 
 /** Why a create or update was refused: a `validation_failed` naming the field (a JSON Pointer). */
 const refused = (path: string, message: string) => validationFailed([{ path, message }]);
@@ -108,6 +108,10 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
   if (input.secret !== undefined) patch.secret = sealWebhookSecret(config, input.secret);
   if (input.events !== undefined) patch.events = JSON.stringify(input.events);
   if (input.active !== undefined) patch.active = input.active;
+  // Deactivated by its owner: no longer disabled by Wharf, so its events make no delivery
+  // (only a webhook Wharf disabled holds them); anything it held is released, as pending
+  // deliveries of an inactive webhook are sent.
+  if (input.active === false) Object.assign(patch, healthy(Date.now()));
   if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
   if (input.header_style !== undefined) patch.header_style = input.header_style;
   if (input.max_rate !== undefined) patch.max_rate = input.max_rate;

@@ -130,22 +130,42 @@ t.test('a 410 Gone deactivates the webhook at once and holds the rest; active: t
   t.match(gone, { status: 'failed', attempts: 1 }, 'the delivery that got the 410 is not retried');
   t.match(w.logs.join(''), /webhook disabled: its receiver answered 410 Gone/);
 
+  // Events while it is disabled by Wharf still make deliveries, held: its owner's reactivation loses nothing.
+  await raise(w, repo, [{ type: 'push', n: 2 }]);
+  t.match((await getHook(w, hook)).health, { state: 'disabled', held: 4 }, 'two more deliveries, held');
+  t.equal(pushes(rx).length, 1, 'none of them sent');
   state.status = 200;
   const res = await w.api('PATCH', hookApi(w, hook), { body: { active: true } });
   t.equal(res.status, 200);
   t.match(res.body, { active: true, health: { state: 'healthy' } });
   await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries' });
+  const sent = pushes(rx).slice(1);
   t.same(
-    pushes(rx)
-      .slice(1)
-      .map((r) => [r.attempt, r.signatureOk]),
+    sent.map((r) => [r.attempt, r.signatureOk]),
     [
       [1, true],
       [1, true],
+      [1, true],
+      [1, true],
     ],
-    'released and sent as attempt 1',
+    'released and sent as attempt 1, those raised while disabled included',
   );
-  t.match(w.logs.join(''), /webhook resumed by its owner; 2 held deliveries released/);
+  const created = (await allDeliveries(w, hook.id)).deliveries
+    .filter((d: any) => d.event === 'push' && d.status_code !== 410)
+    .sort((a: any, b: any) => a.id - b.id)
+    .map((d: any) => d.guid);
+  t.same(
+    sent.map((r) => r.guid),
+    created,
+    'in the order they were created',
+  );
+  t.match(w.logs.join(''), /webhook resumed by its owner; 4 held deliveries released/);
+
+  // Deactivated by its owner, the webhook makes no delivery for new events (as on GitHub and Gitea).
+  t.equal((await w.api('PATCH', hookApi(w, hook), { body: { active: false } })).body.health.state, 'healthy');
+  const before = (await allDeliveries(w, hook.id)).deliveries.length;
+  await raise(w, repo, [{ type: 'push' }]);
+  t.equal((await allDeliveries(w, hook.id)).deliveries.length, before, 'no delivery for an event after an owner deactivated it');
 });
 
 t.test("a 503 with Retry-After puts the webhook's next attempts, of every delivery, no earlier than that", async (t) => {
@@ -194,43 +214,39 @@ t.test('max_rate paces a webhook: deliveries over it wait, none fails, no attemp
   t.equal((await w.api('PATCH', hookApi(w, hook), { body: { max_rate: null } })).body.max_rate, null, 'null: not paced');
 });
 
-t.test(
-  'a webhook paused for WEBHOOK_DISABLE_AFTER is deactivated; its held deliveries fail "webhook disabled" and bulk redelivery brings them back',
-  async (t) => {
-    const { w, repo, rx, state, hook } = await setup(t, {
-      WEBHOOK_PAUSE_AFTER: '2',
-      WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms',
-      WEBHOOK_PROBE_AFTER: '1h',
-      WEBHOOK_DISABLE_AFTER: '2s',
-    });
-    state.down = true;
-    await raise(w, repo, [{ type: 'push', n: 2 }]);
-    const disabled = await waitFor(
-      async () => {
-        const h = await getHook(w, hook);
-        return h.health.state === 'disabled' ? h : null;
-      },
-      { what: 'the webhook to be disabled' },
-    );
-    t.match(disabled, { active: false, health: { state: 'disabled', held: 0 } });
-    t.match(disabled.health.reason, /paused too long/);
-    const { deliveries } = await allDeliveries(w, hook.id);
-    const failed = deliveries.filter((d: any) => d.event === 'push');
-    t.ok(
-      failed.every((d: any) => d.status === 'failed' && d.error === 'webhook disabled' && d.attempts < 3),
-      'held deliveries ended failed with their attempts unspent',
-    );
-    const sentBefore = pushes(rx).length;
-    state.down = false;
-    t.equal((await w.api('PATCH', hookApi(w, hook), { body: { active: true } })).body.health.state, 'healthy');
-    const redo = await w.api('POST', `/api/v1/webhooks/${hook.id}/deliveries/redeliver`, { body: { since: new Date(Date.now() - 60_000).toISOString() } });
-    t.equal(redo.status, 202);
-    t.equal(redo.body.redelivered, 2);
-    await deliveriesSettled(w.running.services.db, {}, { what: 'the redeliveries' });
-    t.equal(pushes(rx).length, sentBefore + 2, 'both delivered again');
-    t.match(w.logs.join(''), /webhook disabled: paused too long/);
-  },
-);
+t.test('a webhook paused for WEBHOOK_DISABLE_AFTER is deactivated; its deliveries, and those of later events, stay held until it is reactivated', async (t) => {
+  const { w, repo, rx, state, hook } = await setup(t, {
+    WEBHOOK_PAUSE_AFTER: '2',
+    WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms',
+    WEBHOOK_PROBE_AFTER: '1h',
+    WEBHOOK_DISABLE_AFTER: '2s',
+  });
+  state.down = true;
+  await raise(w, repo, [{ type: 'push', n: 2 }]);
+  const disabled = await waitFor(
+    async () => {
+      const h = await getHook(w, hook);
+      return h.health.state === 'disabled' ? h : null;
+    },
+    { what: 'the webhook to be disabled' },
+  );
+  t.match(disabled, { active: false, health: { state: 'disabled', held: 2 } });
+  t.match(disabled.health.reason, /paused too long/);
+  t.match(w.logs.join(''), /webhook disabled: paused too long; its deliveries stay held until it is reactivated/);
+  await raise(w, repo, [{ type: 'push' }]);
+  t.equal((await getHook(w, hook)).health.held, 3, 'an event after the deactivation is held too');
+  const sentBefore = pushes(rx).length;
+  const { deliveries } = await allDeliveries(w, hook.id);
+  t.ok(
+    deliveries.filter((d: any) => d.event === 'push').every((d: any) => d.status === 'pending' && d.attempts < 3),
+    'held deliveries are pending with their attempts unspent',
+  );
+  state.down = false;
+  t.equal((await w.api('PATCH', hookApi(w, hook), { body: { active: true } })).body.health.state, 'healthy');
+  await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries' });
+  t.equal(pushes(rx).length, sentBefore + 3, 'all three delivered after the reactivation');
+  t.equal(pushes(rx).at(-1)!.attempt, 1, 'the one held from its creation as attempt 1');
+});
 
 t.test('Retry-After is read as seconds or an HTTP date, on 429 and 503 only, and capped at one hour', async (t) => {
   const now = Date.parse('2026-11-25T10:00:00Z');
@@ -242,17 +258,27 @@ t.test('Retry-After is read as seconds or an HTTP date, on 429 and 503 only, and
   t.equal(retryAfterAt(503, 'soon', now), null, 'unreadable: ignored');
 });
 
-t.test('deliveries held after a 410 end "webhook disabled" once WEBHOOK_DISABLE_AFTER has passed', async (t) => {
-  const { w, repo, rx, state, hook } = await setup(t, { WEBHOOK_CONCURRENCY: '1', WEBHOOK_RETRY_SCHEDULE: '0s,200ms', WEBHOOK_DISABLE_AFTER: '2s' });
+t.test('a disabled webhook holds deliveries for DELIVERY_RETENTION; older ones end "webhook disabled" and bulk redelivery brings them back', async (t) => {
+  const { w, repo, rx, state, hook } = await setup(t, { WEBHOOK_CONCURRENCY: '1', WEBHOOK_RETRY_SCHEDULE: '0s,200ms', DELIVERY_RETENTION: '3s' });
   state.status = 410;
   await raise(w, repo, [{ type: 'push', n: 3 }]);
-  await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries to end' });
+  await waitFor(async () => (await getHook(w, hook)).health.state === 'disabled', { what: 'the webhook disabled by the 410' });
+  await raise(w, repo, [{ type: 'push' }]);
+  await deliveriesSettled(w.running.services.db, {}, { what: 'the held deliveries to pass DELIVERY_RETENTION and end' });
   const pushed = (await allDeliveries(w, hook.id)).deliveries.filter((d: any) => d.event === 'push');
   t.equal(pushes(rx).length, 1, 'only the attempt that got the 410 was sent');
   t.equal(
     pushed.filter((d: any) => d.status === 'failed' && d.error === 'webhook disabled' && d.attempts === 0).length,
-    2,
-    'the two held ones ended unattempted',
+    3,
+    'the three held ones (two pending at the 410, one raised after) ended unattempted',
   );
   t.match((await getHook(w, hook)).health, { state: 'disabled', reason: '410 Gone', held: 0 });
+  t.match(w.logs.join(''), /held deliveries older than DELIVERY_RETENTION failed/);
+  state.status = 200;
+  t.equal((await w.api('PATCH', hookApi(w, hook), { body: { active: true } })).body.health.state, 'healthy');
+  const redo = await w.api('POST', `/api/v1/webhooks/${hook.id}/deliveries/redeliver`, { body: { since: new Date(Date.now() - 60_000).toISOString() } });
+  t.equal(redo.status, 202);
+  t.equal(redo.body.redelivered, 4, 'the three that ended "webhook disabled" and the one that got the 410');
+  await deliveriesSettled(w.running.services.db, {}, { what: 'the redeliveries' });
+  t.equal(pushes(rx).length, 5, 'all delivered again');
 });

@@ -30,8 +30,9 @@ export function healthBanner(ctx: Context, h: HealthView, resumeUrl: string): Sa
     state === 'paused'
       ? html`<strong>Paused</strong> since ${timeTag(since)}: its recent attempts all failed (last: ${reason ?? 'failed'}). ${held}
           ${nextProbeAt ? html`The next probe (one held delivery) goes ${timeTag(nextProbeAt)}; the first success resumes it by itself.` : ''}`
-      : html`<strong>Disabled</strong> since ${timeTag(since)}: ${reason ?? 'deactivated'}. ${held} Nothing is sent until it is resumed.`;
+      : html`<strong>Disabled</strong> since ${timeTag(since)}: ${reason ?? 'deactivated'}. ${held} New events are held too; nothing is sent until it is resumed.`;
+  const after = h.held ? 'Resume sends the held deliveries now, in the order they were created.' : 'Resume sends the next deliveries as they come.';
   return html`<div class="flash error health" role="status" id="health"><p>${what}</p>
     <form method="post" action="${resumeUrl}" class="inline">${csrfField(ctx)}<button type="submit" class="primary">Resume</button></form>
-    <span class="muted">Resume sends the held deliveries now, in the order they were created.</span></div>`;
+    <span class="muted">${after}</span></div>`;
 }
