@@ -9,26 +9,41 @@ import { NEVER } from './state.ts';
 // A mirror claimed while still locked (its lease ran out) was interrupted: its node died
 // or froze mid-sync; `interruptions` counts it, so a mirror that kills its node is parked.
 
-/** Claims up to `limit` due mirrors for `owner` with a lease of `leaseMs`; returns their repository ids. */
-export async function claimMirrors(db: Db, owner: string, limit: number, leaseMs: number): Promise<number[]> {
+/**
+ * Syncs of this organization that this node runs now (live leases it holds): what its
+ * share of the node's slots is counted in. `org` is the SQL naming the organization's id.
+ */
+const RUNNING_HERE = (org: string) =>
+  `(SELECT COUNT(*) FROM repository_mirrors r JOIN repositories rr ON rr.id = r.repository_id
+     WHERE rr.org_id = ${org} AND r.locked_by = ? AND r.lease_expires_at >= ?)`;
+
+/**
+ * Claims up to `limit` due mirrors for `owner` with a lease of `leaseMs`; returns their
+ * repository ids. Fair between organizations: the mirror claimed is one of the
+ * organization with the fewest syncs running on this node (then the longest due), and an
+ * organization runs at most `perOrg` syncs on a node, so one organization's slow sources
+ * cannot hold every slot while another organization's mirror waits.
+ */
+export async function claimMirrors(db: Db, owner: string, limit: number, leaseMs: number, perOrg = Infinity): Promise<number[]> {
   const claimed: number[] = [];
   for (let i = 0; i < limit; i++) {
-    const id = await claimOne(db, owner, leaseMs);
+    const id = await claimOne(db, owner, leaseMs, Number.isFinite(perOrg) ? perOrg : 1_000_000);
     if (id === null) break;
     claimed.push(id);
   }
   return claimed;
 }
 
-async function claimOne(db: Db, owner: string, leaseMs: number): Promise<number | null> {
+async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<number | null> {
   const now = Date.now();
-  const pick = `SELECT m.id FROM repository_mirrors m
+  const pick = `SELECT m.id FROM repository_mirrors m JOIN repositories o ON o.id = m.repository_id
     WHERE (m.next_sync_at <= ? OR (m.pending IS NOT NULL AND m.next_sync_at < ?)) AND (m.locked_by IS NULL OR m.lease_expires_at < ?)
-    ORDER BY m.next_sync_at, m.id LIMIT 1${isPostgres(db) ? ' FOR UPDATE SKIP LOCKED' : ''}`;
+      AND ${RUNNING_HERE('o.org_id')} < ?
+    ORDER BY ${RUNNING_HERE('o.org_id')}, m.next_sync_at, m.id LIMIT 1${isPostgres(db) ? ' FOR UPDATE OF m SKIP LOCKED' : ''}`;
   const result = await db.raw(
     `UPDATE repository_mirrors SET interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END, locked_by = ?, lease_expires_at = ?, updated_at = ?
      WHERE id = (${pick}) RETURNING repository_id`,
-    [owner, now + leaseMs, now, now, NEVER, now],
+    [owner, now + leaseMs, now, now, NEVER, now, owner, now, perOrg, owner, now],
   );
   const rows: Array<{ repository_id: number }> = isPostgres(db) ? result.rows : result;
   return rows.length ? Number(rows[0].repository_id) : null;

@@ -56,7 +56,8 @@ export function createMirrorRunner(services: Services, runnerOptions: MirrorRunn
   }
 
   const loop = createWorkLoop<number>({
-    claim: (free) => claimMirrors(db, owner, free, options.leaseMs),
+    // One organization runs at most every slot but one here, so another organization's mirror can always start.
+    claim: (free) => claimMirrors(db, owner, free, options.leaseMs, Math.max(1, options.slots - 1)),
     run,
     renew: (id) => renewMirrorLease(db, id, owner, options.leaseMs),
     renewEveryMs: Math.max(200, Math.floor(options.leaseMs / 3)),

@@ -11,23 +11,47 @@ import { toPushMirror, type PushMirror, type PushMirrorRow, type SyncStatus } fr
 // claim, the lease runs out (or a restart on the same host sweeps it at once) and the
 // sync runs again: a sync is idempotent (a mirror push of the refs as they are then).
 
-/** Claims up to `limit` due push mirrors for `owner` under a lease of `leaseMs`. */
-export async function claimPushMirrors(db: Db, owner: string, limit: number, leaseMs: number): Promise<PushMirror[]> {
+/**
+ * Syncs of this organization that this node runs now (live leases it holds): what its
+ * share of the node's slots is counted in. `org` is the SQL naming the organization's id.
+ */
+const RUNNING_HERE = (org: string) =>
+  `(SELECT COUNT(*) FROM push_mirrors r JOIN repositories rr ON rr.id = r.repository_id
+     WHERE rr.org_id = ${org} AND r.locked_by = ? AND r.lease_expires_at >= ?)`;
+
+/**
+ * Claims up to `limit` due push mirrors for `owner` with a lease of `leaseMs`, one
+ * statement each. Fair between organizations: the mirror claimed is one of the
+ * organization with the fewest syncs running on this node (then the longest due), and an
+ * organization runs at most `perOrg` syncs on a node, so one organization's stalled
+ * remotes cannot hold every slot while another organization's mirror waits.
+ */
+export async function claimPushMirrors(db: Db, owner: string, limit: number, leaseMs: number, perOrg = Infinity): Promise<PushMirror[]> {
+  const claimed: PushMirror[] = [];
+  for (let i = 0; i < limit; i++) {
+    const mirror = await claimOne(db, owner, leaseMs, Number.isFinite(perOrg) ? perOrg : 1_000_000);
+    if (mirror === null) break;
+    claimed.push(mirror);
+  }
+  return claimed;
+}
+
+async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<PushMirror | null> {
   const now = Date.now();
   const set = 'interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END, locked_by = ?, lease_expires_at = ?';
-  const pick = `SELECT m.id FROM push_mirrors m
-    WHERE m.parked_at IS NULL AND m.next_sync_at <= ? AND (m.locked_by IS NULL OR m.lease_expires_at < ?)
-    ORDER BY m.next_sync_at, m.id LIMIT ?`;
-  const values = [owner, now + leaseMs, now, now, limit];
+  const pick = `SELECT m.id FROM push_mirrors m JOIN repositories o ON o.id = m.repository_id
+    WHERE m.parked_at IS NULL AND m.next_sync_at <= ? AND (m.locked_by IS NULL OR m.lease_expires_at < ?) AND ${RUNNING_HERE('o.org_id')} < ?
+    ORDER BY ${RUNNING_HERE('o.org_id')}, m.next_sync_at, m.id LIMIT 1`;
+  const values = [owner, now + leaseMs, now, now, owner, now, perOrg, owner, now];
   if (isPostgres(db)) {
     const res = await db.raw(
       `UPDATE push_mirrors SET ${set} FROM (${pick} FOR UPDATE OF m SKIP LOCKED) AS due WHERE push_mirrors.id = due.id RETURNING push_mirrors.*`,
       values,
     );
-    return (res.rows as PushMirrorRow[]).map(toPushMirror);
+    return res.rows.length ? toPushMirror(res.rows[0] as PushMirrorRow) : null;
   }
   const rows: PushMirrorRow[] = await db.raw(`UPDATE push_mirrors SET ${set} WHERE id IN (${pick}) RETURNING *`, values);
-  return rows.map(toPushMirror);
+  return rows.length ? toPushMirror(rows[0]) : null;
 }
 
 /** Extends the lease `owner` holds on a mirror; false when it no longer holds it (deleted, or taken over). */

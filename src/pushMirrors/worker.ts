@@ -74,7 +74,8 @@ export function createPushMirrorWorker(services: Services, overrides: Partial<Pu
   }
 
   const loop = createWorkLoop<PushMirror>({
-    claim: (limit) => claimPushMirrors(db, owner, limit, options.leaseMs),
+    // One organization runs at most every slot but one here, so another organization's mirror can always start.
+    claim: (limit) => claimPushMirrors(db, owner, limit, options.leaseMs, Math.max(1, options.slots - 1)),
     run,
     renew: (mirror) => renewPushMirrorLease(db, mirror.id, owner, options.leaseMs),
     renewEveryMs: Math.max(100, Math.floor(options.leaseMs / 3)),
