@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { claimUpTo, orgCap } from '../work/fairClaims.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import type { Config } from '../config.ts';
 import { raiseImportEnded } from './events.ts';
@@ -21,13 +22,7 @@ const LIVE = (org: string) =>
 
 /** Claims up to `limit` due jobs for `owner` with a lease of `leaseMs`, at most `perOrg` running per organization; returns their ids. */
 export async function claimImportJobs(db: Db, owner: string, limit: number, leaseMs: number, perOrg = Infinity): Promise<number[]> {
-  const claimed: number[] = [];
-  for (let i = 0; i < limit; i++) {
-    const id = await claimOne(db, owner, leaseMs, Number.isFinite(perOrg) ? perOrg : 1_000_000);
-    if (id === null) break;
-    claimed.push(id);
-  }
-  return claimed;
+  return claimUpTo(limit, () => claimOne(db, owner, leaseMs, orgCap(perOrg)));
 }
 
 async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<number | null> {

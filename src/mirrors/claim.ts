@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { claimUpTo, orgCap, runningHere } from '../work/fairClaims.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import { NEVER } from './state.ts';
 
@@ -9,13 +10,7 @@ import { NEVER } from './state.ts';
 // A mirror claimed while still locked (its lease ran out) was interrupted: its node died
 // or froze mid-sync; `interruptions` counts it, so a mirror that kills its node is parked.
 
-/**
- * Syncs of this organization that this node runs now (live leases it holds): what its
- * share of the node's slots is counted in. `org` is the SQL naming the organization's id.
- */
-const RUNNING_HERE = (org: string) =>
-  `(SELECT COUNT(*) FROM repository_mirrors r JOIN repositories rr ON rr.id = r.repository_id
-     WHERE rr.org_id = ${org} AND r.locked_by = ? AND r.lease_expires_at >= ?)`;
+const RUNNING_HERE = (org: string) => runningHere('repository_mirrors', org);
 
 /**
  * Claims up to `limit` due mirrors for `owner` with a lease of `leaseMs`; returns their
@@ -25,13 +20,7 @@ const RUNNING_HERE = (org: string) =>
  * cannot hold every slot while another organization's mirror waits.
  */
 export async function claimMirrors(db: Db, owner: string, limit: number, leaseMs: number, perOrg = Infinity): Promise<number[]> {
-  const claimed: number[] = [];
-  for (let i = 0; i < limit; i++) {
-    const id = await claimOne(db, owner, leaseMs, Number.isFinite(perOrg) ? perOrg : 1_000_000);
-    if (id === null) break;
-    claimed.push(id);
-  }
-  return claimed;
+  return claimUpTo(limit, () => claimOne(db, owner, leaseMs, orgCap(perOrg)));
 }
 
 async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<number | null> {

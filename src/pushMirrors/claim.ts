@@ -1,23 +1,18 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { claimUpTo, orgCap, runningHere } from '../work/fairClaims.ts';
 import { countRows } from '../db/rows.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import { toPushMirror, type PushMirror, type PushMirrorRow, type SyncStatus } from './store.ts';
 
-// One statement claims due mirrors (STYLE §6): not parked, next_sync_at passed, nobody
+// One statement claims one due mirror (STYLE §6): not parked, next_sync_at passed, nobody
 // holding a live lease. A lease still set when claimed (it ran out) means the node that
 // held it died mid-sync: the claim counts an interruption, so a mirror whose sync kills
 // its node is parked after 3 instead of taken up forever. If this process dies after the
 // claim, the lease runs out (or a restart on the same host sweeps it at once) and the
 // sync runs again: a sync is idempotent (a mirror push of the refs as they are then).
 
-/**
- * Syncs of this organization that this node runs now (live leases it holds): what its
- * share of the node's slots is counted in. `org` is the SQL naming the organization's id.
- */
-const RUNNING_HERE = (org: string) =>
-  `(SELECT COUNT(*) FROM push_mirrors r JOIN repositories rr ON rr.id = r.repository_id
-     WHERE rr.org_id = ${org} AND r.locked_by = ? AND r.lease_expires_at >= ?)`;
+const RUNNING_HERE = (org: string) => runningHere('push_mirrors', org);
 
 /**
  * Claims up to `limit` due push mirrors for `owner` with a lease of `leaseMs`, one
@@ -27,13 +22,7 @@ const RUNNING_HERE = (org: string) =>
  * remotes cannot hold every slot while another organization's mirror waits.
  */
 export async function claimPushMirrors(db: Db, owner: string, limit: number, leaseMs: number, perOrg = Infinity): Promise<PushMirror[]> {
-  const claimed: PushMirror[] = [];
-  for (let i = 0; i < limit; i++) {
-    const mirror = await claimOne(db, owner, leaseMs, Number.isFinite(perOrg) ? perOrg : 1_000_000);
-    if (mirror === null) break;
-    claimed.push(mirror);
-  }
-  return claimed;
+  return claimUpTo(limit, () => claimOne(db, owner, leaseMs, orgCap(perOrg)));
 }
 
 async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number): Promise<PushMirror | null> {
