@@ -42,12 +42,13 @@ t.test(
   },
 );
 
-t.test('the Node version guard: 22 and newer run, older is refused in one line', async (t) => {
+t.test('the Node version guard: 22.19 and newer run, older is refused in one line', async (t) => {
   t.equal(unsupportedNode('24.21.0'), null);
-  t.equal(unsupportedNode('22.0.0'), null);
+  t.equal(unsupportedNode('22.19.0'), null);
+  t.equal(unsupportedNode('22.23.3'), null);
   t.equal(unsupportedNode('26.1.0'), null);
-  for (const old of ['20.20.2', '21.7.3', '18.0.0']) {
-    t.equal(unsupportedNode(old), `wharf: Node.js ${old} is not supported: run Wharf on Node.js 24 or 22 (LTS)`, old);
+  for (const old of ['22.18.0', '22.0.0', '20.20.2', '21.7.3', '18.0.0']) {
+    t.equal(unsupportedNode(old), `wharf: Node.js ${old} is not supported: run Wharf on Node.js 24, or 22.19 or newer (LTS)`, old);
   }
   t.equal(unsupportedNode(process.versions.node), null, 'the Node running the suite is supported');
 });
@@ -55,15 +56,19 @@ t.test('the Node version guard: 22 and newer run, older is refused in one line',
 // A real older Node, where the machine has one (the suite itself runs on a supported one).
 const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((bin) => {
   const run = spawnSync(bin, ['-p', 'process.versions.node'], { encoding: 'utf8' });
-  return run.status === 0 && Number(run.stdout.split('.')[0]) < 22;
+  return run.status === 0 && unsupportedNode(run.stdout.trim()) !== null;
 });
 
-t.test('an older Node refuses every command at once with one line', { skip: !oldNode && 'no Node older than 22 on this machine' }, async (t) => {
+t.test('an older Node refuses every command at once with one line', { skip: !oldNode && 'no Node older than 22.19 on this machine' }, async (t) => {
   for (const args of [['serve'], ['migrate'], ['org', 'create', 'acme'], ['--version']]) {
     const run = spawnSync(oldNode!, [WHARF_BIN, ...args], { encoding: 'utf8', env: { ...process.env, DATA_DIR: '/nonexistent' } });
     t.equal(run.status, 1, `${args.join(' ')}: exit 1`);
     t.equal(run.stdout, '', 'nothing on stdout');
-    t.match(run.stderr, /^wharf: Node\.js \d+\.\d+\.\d+ is not supported: run Wharf on Node\.js 24 or 22 \(LTS\)\n$/, 'one line naming the Node it needs');
+    t.match(
+      run.stderr,
+      /^wharf: Node\.js \d+\.\d+\.\d+ is not supported: run Wharf on Node\.js 24, or 22\.19 or newer \(LTS\)\n$/,
+      'one line naming the Node it needs',
+    );
   }
   // The same CLI on the Node running the suite works.
   t.equal((await runCli(['--version'], {})).code, 0);
