@@ -73,12 +73,13 @@ t.test(
     const probe = pushes(rx)[3];
     t.equal(probe.attempt, 4, "the probe is the oldest held delivery's next attempt");
     t.equal(probe.guid, pushes(rx)[0].guid);
+    // The back-off and the probed delivery's return to the held ones are two writes: wait for both.
     const backedOff = await waitFor(
       async () => {
         const h = await getHook(w, hook);
-        return h.health.next_probe_at && Date.parse(h.health.next_probe_at) > probe.at + 1500 ? h : null;
+        return h.health.next_probe_at && Date.parse(h.health.next_probe_at) > probe.at + 1500 && h.health.held === 4 ? h : null;
       },
-      { what: 'the probe to back off' },
+      { what: 'the probe to back off and its delivery to be held again' },
     );
     t.equal(backedOff.health.state, 'paused');
     t.equal(backedOff.health.held, 4, 'the probed delivery is held again');
