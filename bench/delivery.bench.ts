@@ -13,15 +13,13 @@ import path from 'node:path';
 import http from 'node:http';
 import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import knexLib from 'knex';
 import { Agent, request } from 'undici';
 import type { Bench, Figure } from './run.ts';
-import { freshDatabase, median, percentile, profiled, RUNS, spread } from './fixtures.ts';
-import { loadConfig } from '../src/config.ts';
-import { startServer, type RunningServer } from '../src/server.ts';
+import { freshDatabase, median, percentile, profiled, RUNS, spread, wharfInProcess } from './fixtures.ts';
+import type { RunningServer } from '../src/server.ts';
 import { findOrg, createUser, setMembership } from '../src/domain/accounts.ts';
 import { issueToken } from '../src/domain/tokens.ts';
 import { createRepository, type Repository } from '../src/domain/repos.ts';
@@ -105,22 +103,6 @@ async function bareRate(url: string, bodies: string[], concurrency: number): Pro
   return bodies.length / seconds;
 }
 
-const discard = () => new Writable({ write: (_c, _e, cb) => cb() });
-
-async function wharf(dir: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
-  const config = loadConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: path.join(dir, 'data'),
-    REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: databaseUrl,
-    WEBHOOK_ALLOWED_HOSTS: 'loopback',
-    LOG_LEVEL: 'info',
-    ...env,
-  });
-  return startServer(config, { logDestination: process.env.BENCH_LOG ? process.stderr : discard() });
-}
-
 async function repoWithHook(running: RunningServer, url: string): Promise<Repository> {
   const { db, config } = running.services;
   const org = (await findOrg(db, 'demo'))!;
@@ -174,7 +156,7 @@ async function throughputRun(dialect: 'sqlite' | 'postgres'): Promise<Throughput
   let received = 0;
   const rx = await receiver(() => received++);
   const bodies = Array.from({ length: N }, (_, i) => JSON.stringify(payload(i)));
-  const running = await wharf(dir, database.url);
+  const running = await wharfInProcess(dir, database.url);
   try {
     const repo = await repoWithHook(running, rx.url);
     const { db } = running.services;
@@ -243,7 +225,7 @@ export async function latency(report: (f: Figure) => void) {
   const rx = await receiver((req, body) => {
     if (req.headers['x-service-event'] === 'push') arrivals.set(JSON.parse(body.toString()).after, Date.now());
   });
-  const running = await wharf(dir, `sqlite:${path.join(dir, 'bench.sqlite')}`);
+  const running = await wharfInProcess(dir, `sqlite:${path.join(dir, 'bench.sqlite')}`);
   try {
     const repo = await repoWithHook(running, rx.url);
     const { db } = running.services;
@@ -319,7 +301,7 @@ export async function memory(report: (f: Figure) => void) {
   // The receiver holds each answer a second, so the backlog stays pending while we measure.
   const rx = await receiver(() => {}, 1000);
   const databaseUrl = `sqlite:${path.join(dir, 'bench.sqlite')}`;
-  const setup = await wharf(dir, databaseUrl, { WEBHOOK_CONCURRENCY: '1' });
+  const setup = await wharfInProcess(dir, databaseUrl, { WEBHOOK_CONCURRENCY: '1' });
   const repo = await repoWithHook(setup, rx.url);
   await setup.stop();
   const db = knexLib({ client: 'better-sqlite3', connection: { filename: databaseUrl.slice(7) }, useNullAsDefault: true });

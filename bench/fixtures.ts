@@ -7,7 +7,10 @@ import fs from 'node:fs';
 import inspector from 'node:inspector';
 import net from 'node:net';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import knexLib from 'knex';
+import { loadConfig } from '../src/config.ts';
+import { startServer, type RunningServer } from '../src/server.ts';
 
 export const COMMITS = 5000;
 const BLOB_BYTES = 10 * 1024; // random, so the pack stays ~50 MB
@@ -251,4 +254,21 @@ export async function serveWharf(dir: string, databaseUrl: string, env: NodeJS.P
     return (await res.json()) as T;
   };
   return { ...server, url, token, api };
+}
+
+const discard = () => new Writable({ write: (_c, _e, cb) => cb() });
+
+/** Wharf in this process on a database, delivering to loopback receivers (BENCH_LOG=1 shows its log); `env` adds settings. */
+export async function wharfInProcess(dir: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  return startServer(config, { logDestination: process.env.BENCH_LOG ? process.stderr : discard() });
 }

@@ -23,16 +23,13 @@ import path from 'node:path';
 import net from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { Pool } from 'undici';
 import pg from 'pg';
 import { Logger, makeWorkerUtils, run, type RunnerOptions } from 'graphile-worker';
 import { Queue, Worker } from 'bullmq';
 import type { Knex } from 'knex';
 import type { Bench, Figure } from './run.ts';
-import { freshDatabase, median, RUNS, spread, startReceiver, type ReceiverStats } from './fixtures.ts';
-import { loadConfig } from '../src/config.ts';
-import { startServer, type RunningServer } from '../src/server.ts';
+import { freshDatabase, median, RUNS, spread, startReceiver, type ReceiverStats, wharfInProcess } from './fixtures.ts';
 import { findOrg } from '../src/domain/accounts.ts';
 import { createRepository } from '../src/domain/repos.ts';
 import { recordEvents } from '../src/events/outbox.ts';
@@ -250,23 +247,6 @@ async function bullmqRate(origin: string, bodies: string[]): Promise<number> {
   }
 }
 
-const discard = () => new Writable({ write: (_c, _e, cb) => cb() });
-
-/** Wharf in this process, as delivery.bench.ts runs it for its throughput figure. */
-async function wharf(dir: string, databaseUrl: string): Promise<RunningServer> {
-  const config = loadConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: path.join(dir, 'data'),
-    REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: databaseUrl,
-    WEBHOOK_ALLOWED_HOSTS: 'loopback',
-    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-    LOG_LEVEL: 'info',
-  });
-  return startServer(config, { logDestination: process.env.BENCH_LOG ? process.stderr : discard() });
-}
-
 /**
  * Wharf's dispatcher alone: a repository whose webhook (secret SECRET) points at the
  * receiver, the deliveries written as delivery.bench.ts writes them (events recorded,
@@ -275,7 +255,7 @@ async function wharf(dir: string, databaseUrl: string): Promise<RunningServer> {
  */
 async function wharfRate(dir: string, dialect: 'sqlite' | 'postgres', origin: string, bodies: string[]): Promise<number> {
   const database = await freshDatabase(dir, dialect === 'postgres' ? postgresServer : undefined, 'wharf_bench_peers');
-  const running = await wharf(dir, database.url);
+  const running = await wharfInProcess(dir, database.url, { WEBHOOK_CONCURRENCY: String(CONCURRENCY) });
   try {
     const { db, config } = running.services;
     const org = (await findOrg(db, 'demo'))!;
