@@ -24,8 +24,8 @@ export function serveCommand(program: Command, run: RunWrapper) {
             `It is shown once: keep it. The API takes it as "Authorization: Bearer <token>"; git push and clone take it as the password, with any user name.\n` +
             `More tokens: npx wharf token create <login>\n`;
         }
-        process.stdout.write(banner);
-        await new Promise<void>((resolve) => {
+        // The handlers first, then the banner: whoever reads the address may stop it at once.
+        const stopped = new Promise<void>((resolve) => {
           const shutdown = () => {
             process.off('SIGTERM', shutdown);
             process.off('SIGINT', shutdown);
@@ -35,6 +35,8 @@ export function serveCommand(program: Command, run: RunWrapper) {
           process.on('SIGTERM', shutdown);
           process.on('SIGINT', shutdown);
         });
+        process.stdout.write(banner);
+        await stopped;
       }),
     );
 

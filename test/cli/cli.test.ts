@@ -135,6 +135,15 @@ t.test("a command run away from the server's database refuses and creates nothin
   t.equal((await runCli(['org', 'create', 'ghost'], env)).code, 0);
 });
 
+t.test('a SIGTERM sent the moment the address is printed stops it cleanly (exit 0), start after start', async (t) => {
+  const env = await environment(t);
+  // The first start creates the database; the later ones reach their banner fast, the race this covers.
+  for (let i = 0; i < 12; i++) {
+    const node = await startServeProcess(env, { t, timeoutMs: 20_000 });
+    t.equal(await node.stop(), 0, `start ${i + 1} ended by its own shutdown, not killed by the signal`);
+  }
+});
+
 t.test('first start prints the web UI address and the sign-in token together', async (t) => {
   const env = await environment(t);
   const node = await startServeProcess(env, { t, timeoutMs: 20_000 });
