@@ -27,6 +27,7 @@ const webhookProperties = {
     description: 'The custom headers\' names, each with `"********"` for its value (values are never returned); `{}` when none.',
   },
   max_rate: { ...INT_OR_NULL, description: 'Deliveries per second at most, or null: not paced.' },
+  max_concurrency: { ...INT_OR_NULL, description: 'Attempts in flight at most, across all nodes, or null: no cap beyond the fair share.' },
   health: {
     type: 'object',
     additionalProperties: false,
@@ -63,6 +64,7 @@ const webhookRequired = [
   'header_style',
   'headers',
   'max_rate',
+  'max_concurrency',
   'health',
   'created_at',
   'updated_at',
@@ -103,6 +105,7 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
     header_style: hook.header_style,
     headers: maskedHeaders(hook.header_names),
     max_rate: hook.max_rate,
+    max_concurrency: hook.max_concurrency,
     health: presentHealth(hook, held),
     created_at: iso(hook.created_at),
     updated_at: iso(hook.updated_at),

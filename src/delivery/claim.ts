@@ -21,6 +21,10 @@ export interface Claimed {
   /** Claims of this delivery that died with their node while the attempt may have been in flight (see claimDue). */
   interruptions: number;
   hookId: number;
+  /** The webhook's organization (its own, or its repository's): the dispatcher shares its places by it first. */
+  org: number;
+  /** The webhook's max_concurrency, or null. */
+  maxConcurrency: number | null;
   /** The exact bytes to send. */
   body: Buffer;
   url: string;
@@ -60,6 +64,8 @@ interface ClaimRow {
   attempts: number;
   claims: number;
   interruptions: number;
+  org: number;
+  cap: number | null;
   /** Text from Postgres, bytes from SQLite; null when the event is gone. */
   body: string | Uint8Array | null;
   /** Null, as the secret, when the webhook is gone. */
@@ -101,22 +107,24 @@ interface ClaimRow {
  */
 export async function claimDue(
   db: Db,
-  options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number; sqlite?: SqliteRunner },
+  options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number; idle?: boolean; sqlite?: SqliteRunner },
 ): Promise<Claimed[]> {
-  const { owner, limit, now, leaseMs, firstDelayMs, sqlite = mainConnectionRunner(db) } = options;
+  const { owner, limit, now, leaseMs, firstDelayMs, idle = false, sqlite = mainConnectionRunner(db) } = options;
   // The first-delay condition only when there is a first delay: without it, the due index alone answers.
   const delayed = firstDelayMs > 0;
   const firstDue = now - firstDelayMs;
   let rows: ClaimRow[];
   if (isPostgres(db)) {
     const [name, text] = delayed ? ['wharf_claim_due_delayed', CLAIM_POSTGRES_DELAYED] : ['wharf_claim_due', CLAIM_POSTGRES];
-    rows = (await preparedQuery<ClaimRow>(db, name, text, [owner, now + leaseMs, now, limit, ...(delayed ? [firstDue] : [])])).rows;
+    rows = (await preparedQuery<ClaimRow>(db, name, text, [owner, now + leaseMs, now, limit, idle, ...(delayed ? [firstDue] : [])])).rows;
   } else {
     // A statement prepared once (Knex would build and prepare it per call), run by the dispatcher's SQLite runner.
-    const params = { owner, leaseEnd: now + leaseMs, now, limit, ...(delayed ? { firstDue } : {}) };
+    const params = { owner, leaseEnd: now + leaseMs, now, limit, idle: idle ? 1 : 0, ...(delayed ? { firstDue } : {}) };
     [rows] = (await sqlite([{ sql: delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE, params, mode: 'all' }], false)) as ClaimRow[][];
   }
   const claimed: Claimed[] = [];
+  // In order of creation (an UPDATE returns its rows in no set order): the local queue starts a webhook's deliveries in the order it is given them.
+  rows.sort((x, y) => Number(x.id) - Number(y.id));
   for (const r of rows) {
     if (r.body == null || r.url == null) continue;
     claimed.push({
@@ -127,6 +135,8 @@ export async function claimDue(
       claims: Number(r.claims),
       interruptions: Number(r.interruptions),
       hookId: Number(r.webhook_id),
+      org: Number(r.org),
+      maxConcurrency: r.cap == null ? null : Number(r.cap),
       body: bytes(r.body),
       url: r.url,
       secret: r.secret!, // there with the URL
@@ -179,32 +189,114 @@ const TAKE = `claims = claims + 1, in_flight = false,
   interruptions = interruptions + CASE WHEN claims = 1 OR (claims > 1 AND in_flight) THEN 1 ELSE 0 END`;
 
 /** Due: pending and next attempt reached; with a first delay, for a first attempt never claimed also that delay passed. */
-const due = (now: string, firstDue?: string) =>
-  `status = 'pending' AND next_attempt_at <= ${now}` + (firstDue ? ` AND (attempts > 0 OR claims > 0 OR next_attempt_at <= ${firstDue})` : '');
+const due = (now: string, firstDue?: string, d = 'deliveries') =>
+  `${d}.status = 'pending' AND ${d}.next_attempt_at <= ${now}` +
+  (firstDue ? ` AND (${d}.attempts > 0 OR ${d}.claims > 0 OR ${d}.next_attempt_at <= ${firstDue})` : '');
+
+/** A webhook's organization: its own, or its repository's. */
+const ORG = `COALESCE(w.org_id, (SELECT r.org_id FROM repositories AS r WHERE r.id = w.repository_id))`;
+
+/**
+ * The fair choice of due deliveries, as common table expressions ending in `picked`
+ * (id, org, max_concurrency and the rank it is taken in), shared by both dialects:
+ *
+ * - hooks: the webhooks with due work, found by a skip scan of deliveries_due_by_webhook
+ *   (one index probe per webhook, however long its backlog);
+ * - leases: the leases held now (claimed, lease not run out), per webhook, from the
+ *   shared table: on Postgres every node's count;
+ * - cand: each webhook's oldest due deliveries (no more than a claim takes), ranked
+ *   `wr` = its leases + its place in line;
+ * - ranked: ranked again within the organization, `orank` = the organization's leases +
+ *   its place when its webhooks take turns by `wr`.
+ *
+ * Taken in order of orank, then wr: the organization holding the fewest leases takes the
+ * next one, and within it the webhook holding the fewest. Alone, a webhook takes every
+ * place (nothing else ranks before it); beside others, each organization and each of its
+ * webhooks ends with as many leases as the others that have work, and an attempt in
+ * flight holds its place for as long as its lease runs. A webhook's `max_concurrency`
+ * leaves out whatever would rank past it. `idle` (a parameter) keeps only organizations
+ * that hold no lease: the claim a new event makes when the places here are full.
+ *
+ * Across nodes a capped webhook never exceeds its cap: every claim ranks the same due
+ * deliveries in the same order and may take only the first (cap - leases) of them; two
+ * claims at once contend for the same rows (Postgres locks them, skipping the locked; a
+ * row claimed meanwhile is no longer due when re-checked), never for rows further down.
+ */
+const fairChoice = (p: { now: string; limit: string; idle: string; firstDue?: string; perHook: (hook: string) => string }) => `
+  hooks(id) AS (
+    SELECT (SELECT webhook_id FROM deliveries WHERE ${due(p.now)} ORDER BY webhook_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT webhook_id FROM deliveries WHERE ${due(p.now)} AND webhook_id > hooks.id ORDER BY webhook_id LIMIT 1)
+      FROM hooks WHERE hooks.id IS NOT NULL),
+  leases AS (
+    SELECT webhook_id, count(*) AS n FROM deliveries
+     WHERE status = 'pending' AND lease_owner IS NOT NULL AND next_attempt_at > ${p.now} GROUP BY webhook_id),
+  org_leases AS (
+    SELECT ${ORG} AS org, sum(l.n) AS n FROM leases AS l JOIN webhooks AS w ON w.id = l.webhook_id GROUP BY 1),
+  cand AS (
+    SELECT d.id, d.next_attempt_at, h.org, h.cap,
+           COALESCE((SELECT l.n FROM leases AS l WHERE l.webhook_id = h.id), 0)
+             + row_number() OVER (PARTITION BY h.id ORDER BY d.next_attempt_at, d.id) AS wr
+      FROM (SELECT w.id, ${ORG} AS org, w.max_concurrency AS cap FROM hooks JOIN webhooks AS w ON w.id = hooks.id) AS h
+      ${p.perHook('h.id')}),
+  ranked AS (
+    SELECT c.id, c.org, c.cap, c.wr, c.next_attempt_at, COALESCE(o.n, 0) AS org_held,
+           COALESCE(o.n, 0) + row_number() OVER (PARTITION BY c.org ORDER BY c.wr, c.next_attempt_at, c.id) AS orank
+      FROM cand AS c LEFT JOIN org_leases AS o ON o.org = c.org
+     WHERE c.cap IS NULL OR c.wr <= c.cap),
+  picked AS (
+    SELECT id, org, cap, orank, wr, next_attempt_at FROM ranked
+     WHERE NOT ${p.idle} OR org_held = 0
+     ORDER BY orank, wr, next_attempt_at, id LIMIT ${p.limit})`;
+
+/** The order the picked are claimed in. */
+const FAIR_ORDER = 'p.orank, p.wr, p.next_attempt_at, p.id';
 
 const claimPostgres = (firstDue?: string) => `
-  WITH due AS (
-    SELECT id FROM deliveries WHERE ${due('$3', firstDue)}
-     ORDER BY next_attempt_at LIMIT $4
-       FOR UPDATE SKIP LOCKED),
+  WITH RECURSIVE ${fairChoice({
+    now: '$3',
+    limit: '$4 * 2',
+    idle: '$5',
+    firstDue,
+    perHook: (hook) => `CROSS JOIN LATERAL (
+        SELECT id, next_attempt_at FROM deliveries WHERE webhook_id = ${hook} AND ${due('$3', firstDue)}
+         ORDER BY next_attempt_at LIMIT $4) AS d`,
+  })},
+  due AS (
+    SELECT d.id, p.org, p.cap FROM deliveries AS d JOIN picked AS p ON p.id = d.id
+     WHERE ${due('$3', firstDue, 'd')}
+     ORDER BY ${FAIR_ORDER} LIMIT $4
+       FOR UPDATE OF d SKIP LOCKED),
   claimed AS (
     UPDATE deliveries SET ${TAKE}, lease_owner = $1, next_attempt_at = $2
       FROM due WHERE deliveries.id = due.id
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.event_id, deliveries.payload, deliveries.guid, deliveries.event,
-              deliveries.attempts, deliveries.claims, deliveries.interruptions)
-  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style, w.headers,
+              deliveries.attempts, deliveries.claims, deliveries.interruptions, due.org, due.cap)
+  SELECT c.id, c.webhook_id, c.guid, c.event, c.attempts, c.claims, c.interruptions, c.org, c.cap,
+         COALESCE(c.payload, e.payload) AS body, w.url, w.secret, w.header_style, w.headers,
          ${healthColumn('w', 'json_build_object')}::text AS health
     FROM claimed AS c
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
 const CLAIM_POSTGRES = claimPostgres();
-const CLAIM_POSTGRES_DELAYED = claimPostgres('$5');
+const CLAIM_POSTGRES_DELAYED = claimPostgres('$6');
 
 const claimSqlite = (firstDue?: string) => `
+  WITH RECURSIVE ${fairChoice({
+    now: '@now',
+    limit: '@limit',
+    idle: '@idle',
+    firstDue,
+    perHook: (hook) => `JOIN deliveries AS d ON d.id IN (
+        SELECT x.id FROM deliveries AS x WHERE x.webhook_id = ${hook} AND ${due('@now', firstDue, 'x')}
+         ORDER BY x.next_attempt_at LIMIT @limit)`,
+  })}
   UPDATE deliveries SET ${TAKE}, lease_owner = @owner, next_attempt_at = @leaseEnd
-   WHERE id IN (SELECT id FROM deliveries WHERE ${due('@now', firstDue)} ORDER BY next_attempt_at LIMIT @limit)
+   WHERE id IN (SELECT p.id FROM picked AS p)
   RETURNING id, webhook_id, guid, event, attempts, claims, interruptions, -- the body as BLOB: its UTF-8 bytes, ready to send
             CAST(COALESCE(payload, (SELECT e.payload FROM events AS e WHERE e.id = deliveries.event_id)) AS BLOB) AS body,
+            (SELECT ${ORG} FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS org,
+            (SELECT w.max_concurrency FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS cap,
             (SELECT w.url FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS url,
             (SELECT w.secret FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS secret,
             (SELECT w.header_style FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS header_style,

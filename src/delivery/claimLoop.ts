@@ -4,6 +4,12 @@ import { coalesce } from '../work/coalesce.ts';
 export interface ClaimLoop {
   /** Claims now, or once the running pass ends (it runs again). */
   wake(): void;
+  /**
+   * New work was written: as wake, and if every place is taken, one claim of up to
+   * `batchMin` items of tenants holding none (`claim(limit, true)`), so a newcomer is
+   * never left waiting for places another tenant's slow work holds.
+   */
+  wakeForNew(): void;
   /** True while the last claim filled every free place: more work is probably due. */
   readonly moreDue: boolean;
   /** No new passes; resolves when the running one ends. */
@@ -24,7 +30,8 @@ export interface ClaimLoop {
  * no cost; it shares the loop's coalescing, wake sources and node ids.
  */
 export function createClaimLoop<T>(o: {
-  claim: (limit: number) => Promise<T[]>;
+  /** Claims up to `limit` items; `idle`: only of tenants holding none. */
+  claim: (limit: number, idle: boolean) => Promise<T[]>;
   start: (item: T) => void;
   freeSlots: () => number;
   inFlight: () => number;
@@ -34,12 +41,20 @@ export function createClaimLoop<T>(o: {
 }): ClaimLoop {
   let stopping = false;
   let moreDue = false;
+  let newWork = false;
 
   async function pass() {
     while (!stopping) {
       const free = o.freeSlots();
-      if (free <= 0 || (free < o.batchMin && o.inFlight() > 0)) break;
-      const claimed = await o.claim(free);
+      if (free <= 0 || (free < o.batchMin && o.inFlight() > 0)) {
+        if (newWork) {
+          newWork = false;
+          for (const item of await o.claim(o.batchMin, true)) o.start(item);
+        }
+        break;
+      }
+      newWork = false; // a claim of every tenant's work, fairly ordered, takes the newcomer's first
+      const claimed = await o.claim(free, false);
       moreDue = claimed.length === free;
       for (const item of claimed) o.start(item);
       if (!moreDue) break;
@@ -50,6 +65,10 @@ export function createClaimLoop<T>(o: {
 
   return {
     wake: () => passes.wake(),
+    wakeForNew() {
+      newWork = true;
+      passes.wake();
+    },
     get moreDue() {
       return moreDue;
     },

@@ -1,4 +1,3 @@
-import PQueue from 'p-queue';
 import type { Services } from '../services.ts';
 import type { Worker } from '../work/worker.ts';
 import { nodeId } from '../work/nodeId.ts';
@@ -15,6 +14,7 @@ import { mainConnectionRunner, sqliteFile } from './sqlite.ts';
 import { SqliteThread } from './sqliteThread.ts';
 import { dispatchTuning } from './tuning.ts';
 import { createClaimLoop } from './claimLoop.ts';
+import { FairQueue } from './fairQueue.ts';
 import { createResultWriter } from './resultWriter.ts';
 import { createDueTimer } from './dueTimer.ts';
 import { createPruner } from './pruner.ts';
@@ -34,14 +34,16 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 
 /**
  * The webhook dispatcher (a Worker), put together from its parts: the claim loop claims
- * due deliveries into a queue that makes at most WEBHOOK_CONCURRENCY attempts at once
- * (p-queue), each attempt's result goes to the result writer, the due timer wakes the
- * loop for retries falling due, and the pruner deletes what is past retention. Woken at
- * once by the 'deliveries' signal after a commit and by NOTIFY from other processes on
- * Postgres.
+ * due deliveries, fairly (claim.ts: organizations, then their webhooks, take turns by
+ * the leases they hold), into a queue that makes WEBHOOK_CONCURRENCY attempts at once
+ * and starts the next from the organization running the fewest (fairQueue.ts); each
+ * attempt's result goes to the result writer, the due timer wakes the loop for retries
+ * falling due, and the pruner deletes what is past retention. Woken at once by the
+ * 'deliveries' signal after a commit and by NOTIFY from other processes on Postgres.
  *
  * An attempt holds its place in the queue until its result is written: what a SIGKILL
- * repeats (attempts started and not yet recorded) is so bounded by WEBHOOK_CONCURRENCY.
+ * repeats (attempts started and not yet recorded) is so bounded by twice
+ * WEBHOOK_CONCURRENCY (the places, and the starts of organizations that had none).
  */
 export function createDispatcher(services: Services): Worker {
   const { db, config, log } = services;
@@ -49,7 +51,8 @@ export function createDispatcher(services: Services): Worker {
   const concurrency = config.webhookConcurrency;
   const postgres = isPostgres(db);
   const tuning = dispatchTuning(postgres ? 'postgres' : 'sqlite', config);
-  const queue = new PQueue({ concurrency });
+  // An organization with nothing running may start beyond the places, up to twice as many in all.
+  const queue = new FairQueue(concurrency, concurrency);
   const agent = deliveryAgent(config);
   // SQLite: claims and result writes run on a thread of their own when the database is a file.
   const file = postgres ? null : sqliteFile(db);
@@ -92,17 +95,25 @@ export function createDispatcher(services: Services): Worker {
   // never waits for a claim's round trip and claims come in big batches.
   const freeSlots = () => (1 + tuning.ahead) * concurrency - queue.size - queue.pending;
   const claims = createClaimLoop<Claimed>({
-    claim: (limit) => claimDue(db, { owner, limit, now: Date.now(), leaseMs: tuning.leaseMs, firstDelayMs: config.webhookRetrySchedule[0], sqlite }),
+    claim: (limit, idle) =>
+      claimDue(db, { owner, limit, now: Date.now(), leaseMs: tuning.leaseMs, firstDelayMs: config.webhookRetrySchedule[0], idle, sqlite }),
     // The attempt keeps its place until its result is written. A crash in between leaves
     // the attempt uncounted: it is made again, same number, when the lease runs out.
     start: (c) =>
-      void queue
-        .add(async () => {
-          const verdict = c.health === null && health.quiet ? GO : await gate(c);
-          if (verdict.send) return writer.add(await attempt(c));
-          return releaser.add({ deliveryId: c.id, claims: c.claims, until: verdict.until });
-        })
-        .catch((err) => log.error({ err, delivery_id: c.id }, 'delivery attempt failed')),
+      queue.add({
+        org: c.org,
+        hook: c.hookId,
+        cap: c.maxConcurrency,
+        run: async () => {
+          try {
+            const verdict = c.health === null && health.quiet ? GO : await gate(c);
+            if (verdict.send) return await writer.add(await attempt(c));
+            return await releaser.add({ deliveryId: c.id, claims: c.claims, until: verdict.until });
+          } catch (err) {
+            log.error({ err, delivery_id: c.id }, 'delivery attempt failed');
+          }
+        },
+      }),
     freeSlots,
     inFlight: () => queue.pending,
     batchMin: tuning.claimBatchMin,
@@ -147,7 +158,7 @@ interface DispatcherParts {
   timer: ReturnType<typeof createDueTimer>;
   pruner: ReturnType<typeof createPruner>;
   prober: ReturnType<typeof createProber>;
-  queue: PQueue;
+  queue: FairQueue;
   writer: ReturnType<typeof createResultWriter<AttemptResult>>;
   releaser: ReturnType<typeof createResultWriter<Release>>;
   agent: ReturnType<typeof deliveryAgent>;
@@ -163,7 +174,7 @@ function dispatcherLifecycle(p: DispatcherParts): Worker {
   const { config, log } = services;
   let closeSources: (() => Promise<void>) | undefined;
   const onLocalWork = () => {
-    claims.wake();
+    claims.wakeForNew();
     p.announce();
   };
   return {
@@ -176,7 +187,8 @@ function dispatcherLifecycle(p: DispatcherParts): Worker {
       queue.on('next', () => {
         if (p.wantClaims()) claims.wake();
       });
-      if (p.postgres) closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wake());
+      if (p.postgres)
+        closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wakeForNew());
       pruner.start();
       p.prober.start();
       // Resumes everything that fell due while no process was running.

@@ -29,6 +29,13 @@ export const WEBHOOK_FIELDS = {
     maximum: 1000,
     description: 'Deliveries per second at most; attempts over it wait, without failing and without spending an attempt. `null`: not paced.',
   },
+  max_concurrency: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 64,
+    description:
+      'Attempts in flight at most, across all nodes; deliveries over it wait their turn, without failing and without spending an attempt. `null`: no cap beyond the fair share.',
+  },
 } as const;
 
 /** A webhook to create: its URL at least. */

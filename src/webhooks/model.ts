@@ -35,6 +35,8 @@ export interface Webhook {
   header_names: string[];
   /** Deliveries per second at most (SPEC §5.2), or null: not paced. */
   max_rate: number | null;
+  /** Attempts in flight at most, across all nodes (SPEC §5.2), or null: no cap beyond the fair share. */
+  max_concurrency: number | null;
   /** Endpoint health (SPEC §5.5). */
   health: WebhookHealth;
   created_at: number;
@@ -68,6 +70,7 @@ interface WebhookRow {
   /** JSON: the custom headers' names. */
   header_names: string;
   max_rate?: number | null;
+  max_concurrency?: number | null;
   health_state?: string;
   health_since?: DbInt | null;
   health_reason?: string | null;
@@ -91,6 +94,7 @@ export function toWebhook(row: WebhookRow): Webhook {
     header_style: row.header_style === 'github' ? 'github' : 'wharf',
     header_names: JSON.parse(row.header_names ?? '[]'),
     max_rate: row.max_rate == null ? null : Number(row.max_rate),
+    max_concurrency: row.max_concurrency == null ? null : Number(row.max_concurrency),
     health: {
       state: (HEALTH_STATES as readonly string[]).includes(row.health_state ?? '') ? (row.health_state as HealthState) : 'healthy',
       since: row.health_since == null ? null : Number(row.health_since),

@@ -69,6 +69,7 @@ export async function createWebhook(
           branch_filter: input.branch_filter ?? null,
           header_style: input.header_style ?? 'wharf',
           max_rate: input.max_rate ?? null,
+          max_concurrency: input.max_concurrency ?? null,
           ...sealCustomHeaders(config, input.headers ?? {}),
           created_at: now,
           updated_at: now,
@@ -115,6 +116,7 @@ export async function updateWebhook(db: Db, config: Config, id: number, input: W
   if (input.branch_filter !== undefined) patch.branch_filter = input.branch_filter;
   if (input.header_style !== undefined) patch.header_style = input.header_style;
   if (input.max_rate !== undefined) patch.max_rate = input.max_rate;
+  if (input.max_concurrency !== undefined) patch.max_concurrency = input.max_concurrency;
   // The whole set is replaced; `{}` removes every custom header.
   if (input.headers !== undefined) Object.assign(patch, sealCustomHeaders(config, input.headers));
   try {

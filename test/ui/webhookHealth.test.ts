@@ -68,3 +68,34 @@ t.test('the webhook form sets and clears max_rate; a bad value is named on its f
   await page.click('button:has-text("Update webhook")');
   t.equal((await w.api('GET', `/api/v1/repos/demo/widgets/webhooks/${hook.id}`)).body.max_rate, null, 'emptied: not paced');
 });
+
+t.test('the webhook form sets, shows and clears max_concurrency; a value out of range is named on its field', async (t) => {
+  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  await buildRepo(w, 'demo', 'widgets');
+  const rx = await startReceiver(t);
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
+  await page.fill('#url', `${rx.url}/capped`);
+  for (const [bad, reason] of [
+    ['65', 'must be <= 64'],
+    ['0', 'must be >= 1'],
+    ['a', 'must be integer'],
+  ]) {
+    await page.getByLabel('Most attempts at once').fill(bad);
+    await page.click('button:has-text("Add webhook")');
+    t.ok(await page.locator('#max_concurrency[aria-invalid="true"]').count(), `${bad} is refused on the field`);
+    t.match(await page.textContent('#max_concurrency-error'), reason, '… with the reason next to it');
+  }
+  t.equal((await w.api('GET', '/api/v1/repos/demo/widgets/webhooks')).body.length, 0, 'nothing created');
+  await page.getByLabel('Most attempts at once').fill('3');
+  await page.click('button:has-text("Add webhook")');
+  const [hook] = (await w.api('GET', '/api/v1/repos/demo/widgets/webhooks')).body;
+  t.equal(hook.max_concurrency, 3);
+  t.equal(hook.max_rate, null, 'max_rate left alone');
+  await page.goto(`${w.url}/demo/widgets/settings/hooks/${hook.id}/edit`);
+  t.equal(await page.getByLabel('Most attempts at once').inputValue(), '3', 'the edit form shows it');
+  await page.getByLabel('Most attempts at once').fill('');
+  await page.click('button:has-text("Update webhook")');
+  t.equal((await w.api('GET', `/api/v1/repos/demo/widgets/webhooks/${hook.id}`)).body.max_concurrency, null, 'emptied: no cap');
+});

@@ -131,6 +131,43 @@ t.test('validation: every bad field named in one 422; 400, 413, 415 before it', 
   );
 });
 
+t.test('max_concurrency on repository and organization webhooks: set, read back, changed, cleared to null; 0, 65, 1.5, "2" are 422', async (t) => {
+  const w = await startWharf(t, { env });
+  await buildRepo(w, 'acme', 'app');
+  for (const base of ['/api/v1/repos/acme/app/webhooks', '/api/v1/orgs/acme/webhooks']) {
+    const plain = await w.api('POST', base, { body: { url: 'http://127.0.0.1:9/plain', active: false } });
+    t.equal(plain.status, 201, base);
+    t.equal(plain.body.max_concurrency, null, 'none by default');
+    const created = await w.api('POST', base, { body: { url: 'http://127.0.0.1:9/capped', active: false, max_concurrency: 4 } });
+    t.equal(created.status, 201);
+    t.equal(created.body.max_concurrency, 4);
+    const hook = `${base}/${created.body.id}`;
+    t.equal((await w.api('GET', hook)).body.max_concurrency, 4, 'read back');
+    t.equal((await w.api('GET', base)).body.find((h: any) => h.id === created.body.id).max_concurrency, 4, 'in the list');
+    const changed = await w.api('PATCH', hook, { body: { max_concurrency: 64 } });
+    t.equal(changed.status, 200);
+    t.equal(changed.body.max_concurrency, 64);
+    t.equal((await w.api('PATCH', hook, { body: { active: false } })).body.max_concurrency, 64, 'a PATCH without it keeps it');
+    t.equal((await w.api('PATCH', hook, { body: { max_concurrency: 1 } })).body.max_concurrency, 1);
+    t.equal((await w.api('PATCH', hook, { body: { max_concurrency: null } })).body.max_concurrency, null, 'null: no cap');
+    t.equal((await w.api('GET', hook)).body.max_concurrency, null);
+    for (const bad of [0, 65, 1.5, '2']) {
+      for (const res of [
+        await w.api('PATCH', hook, { body: { max_concurrency: bad } }),
+        await w.api('POST', base, { body: { url: 'http://127.0.0.1:9/bad', max_concurrency: bad } }),
+      ]) {
+        t.equal(res.status, 422, `${JSON.stringify(bad)} refused`);
+        t.equal(res.body.error.code, 'validation_failed');
+        t.same(
+          res.body.error.details.map((d: any) => d.path),
+          ['/max_concurrency'],
+        );
+      }
+    }
+    t.equal((await w.api('GET', hook)).body.max_concurrency, null, 'a refused PATCH changes nothing');
+  }
+});
+
 t.test('20 per repository, one per URL', async (t) => {
   const w = await startWharf(t, { env });
   await buildRepo(w, 'acme', 'app');

@@ -34,6 +34,8 @@ export interface HookValues {
   headerStyle: string;
   /** Deliveries per second at most, as typed ('' for none). */
   maxRate: string;
+  /** Attempts in flight at most, as typed ('' for none). */
+  maxConcurrency: string;
   /** Custom header rows: a name, a value (blank on an existing header: keep it), and whether to remove it. Values are never shown. */
   headers: HeaderRow[];
 }
@@ -54,6 +56,7 @@ export function valuesFromRecord(record: {
   header_style: string;
   header_names: string[];
   max_rate: number | null;
+  max_concurrency: number | null;
 }): HookValues {
   const mode = record.events.includes('*') ? 'all' : record.events.length === 1 && record.events[0] === 'push' ? 'push' : 'select';
   return {
@@ -65,6 +68,7 @@ export function valuesFromRecord(record: {
     branchFilter: record.branch_filter ?? '',
     headerStyle: record.header_style,
     maxRate: record.max_rate === null ? '' : String(record.max_rate),
+    maxConcurrency: record.max_concurrency === null ? '' : String(record.max_concurrency),
     headers: record.header_names.map((name) => ({ name, value: '', remove: false })),
   };
 }
@@ -81,6 +85,7 @@ export function valuesFromForm(form: URLSearchParams): HookValues {
     branchFilter: (form.get('branch_filter') ?? '').trim(),
     headerStyle: form.get('header_style') ?? 'wharf',
     maxRate: (form.get('max_rate') ?? '').trim(),
+    maxConcurrency: (form.get('max_concurrency') ?? '').trim(),
     headers: headerRows(form),
   };
 }
@@ -114,6 +119,7 @@ const FIELDS: FormField[] = [
   { key: 'branch_filter', id: 'branch_filter', label: 'Branch filter' },
   { key: 'header_style', id: 'header_style', label: 'Header names' },
   { key: 'max_rate', id: 'max_rate', label: 'Most deliveries per second' },
+  { key: 'max_concurrency', id: 'max_concurrency', label: 'Most attempts at once' },
   { key: 'headers', id: 'header_name_0', label: 'Custom headers' },
   { key: 'active', id: 'active', label: 'Active' },
 ];
@@ -131,6 +137,7 @@ export function fieldErrors(details: { path: string; message: string }[], fallba
     header_style: 'header_style',
     headers: 'headers',
     max_rate: 'max_rate',
+    max_concurrency: 'max_concurrency',
   };
   for (const d of details) {
     const key = fields[d.path.split('/')[1] ?? ''] ?? '_';
@@ -191,6 +198,9 @@ export function webhookForm(
   <label for="max_rate">Most deliveries per second <span class="muted">(optional, 1 to ${WEBHOOK_FIELDS.max_rate.maximum}; deliveries over it wait their turn, without failing)</span></label>
   <input id="max_rate" name="max_rate" inputmode="numeric" maxlength="4" value="${values.maxRate}" ${invalid(errors, 'max_rate')}>
   ${fieldError(errors, 'max_rate')}
+  <label for="max_concurrency">Most attempts at once <span class="muted">(optional, 1 to ${WEBHOOK_FIELDS.max_concurrency.maximum}; for receivers that cannot take more requests at once)</span></label>
+  <input id="max_concurrency" name="max_concurrency" inputmode="numeric" maxlength="2" value="${values.maxConcurrency}" ${invalid(errors, 'max_concurrency')}>
+  ${fieldError(errors, 'max_concurrency')}
   ${headersFieldset(values.headers, errors, editing, shown)}
   <label class="choice"><input type="checkbox" name="active" id="active" ${checked(values.active)} ${invalid(errors, 'active')}> Active <span class="muted">— deliveries are sent when events happen</span></label>
   ${fieldError(errors, 'active')}

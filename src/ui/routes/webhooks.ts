@@ -168,6 +168,8 @@ async function toInput(
   else if (editing) body.branch_filter = null;
   if (values.maxRate !== '') body.max_rate = /^\d{1,7}$/.test(values.maxRate) ? Number(values.maxRate) : values.maxRate;
   else if (editing) body.max_rate = null;
+  if (values.maxConcurrency !== '') body.max_concurrency = /^\d{1,7}$/.test(values.maxConcurrency) ? Number(values.maxConcurrency) : values.maxConcurrency;
+  else if (editing) body.max_concurrency = null;
   const checked = await checkWebhookInput(services.config, body);
   return checked.problems ? { errors: fieldErrors(checked.problems, 'Validation failed') } : { input: checked.input };
 }
@@ -277,7 +279,18 @@ export function webhookRoutes(router: Router, services: Services, base = '/:org/
       ctx,
       scope,
       scope.pageBase,
-      { url: '', secret: '', mode: 'push', events: ['push'], active: true, branchFilter: '', headerStyle: 'wharf', maxRate: '', headers: [] },
+      {
+        url: '',
+        secret: '',
+        mode: 'push',
+        events: ['push'],
+        active: true,
+        branchFilter: '',
+        headerStyle: 'wharf',
+        maxRate: '',
+        maxConcurrency: '',
+        headers: [],
+      },
       {},
       false,
     );
