@@ -12,7 +12,7 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('max_concurrency').nullable();
   });
   await knex.raw(`CREATE INDEX deliveries_due_by_webhook ON deliveries (webhook_id, next_attempt_at) WHERE status = 'pending'`);
-  await knex.raw(`CREATE INDEX deliveries_leased ON deliveries (webhook_id) WHERE status = 'pending' AND lease_owner IS NOT NULL`);
+  await knex.raw(`CREATE INDEX deliveries_leased ON deliveries (webhook_id, next_attempt_at) WHERE status = 'pending' AND lease_owner IS NOT NULL`);
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -222,22 +222,33 @@ const ORG = `COALESCE(w.org_id, (SELECT r.org_id FROM repositories AS r WHERE r.
  * claims at once contend for the same rows (Postgres locks them, skipping the locked; a
  * row claimed meanwhile is no longer due when re-checked), never for rows further down.
  */
-const fairChoice = (p: { now: string; limit: string; idle: string; firstDue?: string; perHook: (hook: string) => string }) => `
+const fairChoice = (p: {
+  now: string;
+  limit: string;
+  idle: string;
+  firstDue?: string;
+  perHook: (hook: string) => string;
+  /** The index a scan must use (SQLite's INDEXED BY; Postgres plans it alone). */
+  indexed: (index: string) => string;
+  /** An inner join taken in the order written (SQLite's CROSS JOIN: the webhooks with due work first, not every webhook). */
+  join: string;
+}) => `
   hooks(id) AS (
-    SELECT (SELECT webhook_id FROM deliveries WHERE ${due(p.now)} ORDER BY webhook_id LIMIT 1)
+    SELECT (SELECT webhook_id FROM deliveries ${p.indexed('deliveries_due_by_webhook')} WHERE ${due(p.now)} ORDER BY webhook_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT webhook_id FROM deliveries WHERE ${due(p.now)} AND webhook_id > hooks.id ORDER BY webhook_id LIMIT 1)
+    SELECT (SELECT webhook_id FROM deliveries ${p.indexed('deliveries_due_by_webhook')}
+             WHERE ${due(p.now)} AND webhook_id > hooks.id ORDER BY webhook_id LIMIT 1)
       FROM hooks WHERE hooks.id IS NOT NULL),
   leases AS (
-    SELECT webhook_id, count(*) AS n FROM deliveries
+    SELECT webhook_id, count(*) AS n FROM deliveries ${p.indexed('deliveries_leased')}
      WHERE status = 'pending' AND lease_owner IS NOT NULL AND next_attempt_at > ${p.now} GROUP BY webhook_id),
   org_leases AS (
     SELECT ${ORG} AS org, sum(l.n) AS n FROM leases AS l JOIN webhooks AS w ON w.id = l.webhook_id GROUP BY 1),
   cand AS (
     SELECT d.id, d.next_attempt_at, h.org, h.cap,
-           COALESCE((SELECT l.n FROM leases AS l WHERE l.webhook_id = h.id), 0)
-             + row_number() OVER (PARTITION BY h.id ORDER BY d.next_attempt_at, d.id) AS wr
-      FROM (SELECT w.id, ${ORG} AS org, w.max_concurrency AS cap FROM hooks JOIN webhooks AS w ON w.id = hooks.id) AS h
+           COALESCE(h.held, 0) + row_number() OVER (PARTITION BY h.id ORDER BY d.next_attempt_at, d.id) AS wr
+      FROM (SELECT w.id, ${ORG} AS org, w.max_concurrency AS cap, l.n AS held
+              FROM hooks ${p.join} webhooks AS w ON w.id = hooks.id LEFT JOIN leases AS l ON l.webhook_id = hooks.id) AS h
       ${p.perHook('h.id')}),
   ranked AS (
     SELECT c.id, c.org, c.cap, c.wr, c.next_attempt_at, COALESCE(o.n, 0) AS org_held,
@@ -258,6 +269,8 @@ const claimPostgres = (firstDue?: string) => `
     limit: '$4 * 2',
     idle: '$5',
     firstDue,
+    indexed: () => '',
+    join: 'JOIN',
     perHook: (hook) => `CROSS JOIN LATERAL (
         SELECT id, next_attempt_at FROM deliveries WHERE webhook_id = ${hook} AND ${due('$3', firstDue)}
          ORDER BY next_attempt_at LIMIT $4) AS d`,
@@ -287,7 +300,9 @@ const claimSqlite = (firstDue?: string) => `
     limit: '@limit',
     idle: '@idle',
     firstDue,
-    perHook: (hook) => `JOIN deliveries AS d ON d.id IN (
+    indexed: (index) => `INDEXED BY ${index}`,
+    join: 'CROSS JOIN',
+    perHook: (hook) => `CROSS JOIN deliveries AS d ON d.id IN (
         SELECT x.id FROM deliveries AS x WHERE x.webhook_id = ${hook} AND ${due('@now', firstDue, 'x')}
          ORDER BY x.next_attempt_at LIMIT @limit)`,
   })}

@@ -8,6 +8,8 @@ import { notifyDeliveries, type Services } from '../../src/services.ts';
 import { startReceiver } from './receiver.ts';
 import { buildWebhook, raise } from './build.ts';
 import { startSibling } from './servers.ts';
+import { attemptsByGuid, startFleet } from './fleet.ts';
+import { createOrg } from '../../src/domain/accounts.ts';
 
 // Fair delivery (SPEC §5.2): one organization's slow receivers slow only that organization.
 // Real receivers on loopback ports, the real dispatcher; both databases.
@@ -157,3 +159,56 @@ t.test(
     );
   },
 );
+
+t.test('SIGKILL while one organization fills every place and another has work: after a restart nothing is lost and no attempt is spent', async (t) => {
+  const rx = await startReceiver(t, (r) => ({ status: 200, delayMs: r.path === '/hook' ? 1_000 : 0 }));
+  const fleet = await startFleet(t, { WEBHOOK_CONCURRENCY: '4', WEBHOOK_TIMEOUT: '2s' }, rx.url);
+  rx.secrets.set(fleet.hookId, fleet.secret);
+  await createOrg(fleet.db, 'other');
+  const api = (method: string, p: string, body?: unknown) =>
+    fetch(fleet.first.url + p, {
+      method,
+      headers: { authorization: `Bearer ${fleet.first.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const repo = await api('POST', '/api/v1/orgs/other/repos', { name: 'quiet' });
+  t.equal(repo.status, 201);
+  const hook = await api('POST', '/api/v1/repos/other/quiet/webhooks', { url: `${rx.url}/other`, events: ['issue'] });
+  t.equal(hook.status, 201);
+  rx.secrets.set(hook.body.id, hook.body.secret);
+  await fleet.raise(30); // demo's slow receiver: 30 s of work at 4 at once
+  await waitFor(() => rx.arrivals.filter((a) => a.path === '/hook').length >= 4, { what: 'every place taken by demo' });
+  const other = Array.from({ length: 10 }, (_, i) => ({
+    repositoryId: Number(repo.body.id),
+    type: 'issue' as const,
+    action: 'opened',
+    senderId: null,
+    payload: { action: 'opened', seq: i },
+  }));
+  await recordEvents(fleet.db, other);
+  await waitFor(() => rx.arrivals.some((a) => a.path === '/other' && a.event === 'issue'), { what: "the other organization's first delivery" });
+  fleet.first.child.kill('SIGKILL');
+  await fleet.first.exited;
+  await fleet.serve();
+  const ids = [fleet.hookId, Number(hook.body.id)];
+  await waitFor(
+    async () => {
+      const [{ n }] = await fleet.db('deliveries').whereIn('webhook_id', ids).whereNot('event', 'ping').where('status', 'success').count({ n: '*' });
+      return Number(n) === 40;
+    },
+    { what: 'all 40 deliveries to succeed after the restart', timeoutMs: 90_000 },
+  );
+  for (const id of ids) {
+    const rows = await fleet.deliveries(id);
+    t.ok(
+      rows.every((d) => d.status === 'success' && d.attempts === 1 && d.recorded.join() === '1'),
+      `webhook ${id}: every delivery succeeded on attempt 1, recorded once`,
+    );
+  }
+  const seen = attemptsByGuid(rx.received);
+  t.equal(seen.size, 40, 'the receiver got all 40');
+  t.ok(
+    [...seen.values()].every((list) => list.every((a) => a === 1)),
+    'what the kill repeated came again as attempt 1',
+  );
+});
