@@ -1,19 +1,11 @@
 import t from 'tap';
-import { buildRepo } from '../helpers/wharf.ts';
-import { openBrowser, signIn, startUiWharf } from './browser.ts';
-import { startReceiver } from '../delivery/receiver.ts';
+import { newWebhookForm } from './webhookForm.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const VALUE = 'Bearer ui-custom-header-4c1d';
 
 t.test('the webhook form sets custom headers: added, kept on edit with a blank value, removed; values never shown', async (t) => {
-  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
-  await buildRepo(w, 'demo', 'widgets');
-  const rx = await startReceiver(t);
-  const { page } = await openBrowser(t);
-  await signIn(page, w);
-  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
-  await page.fill('#url', `${rx.url}/custom`);
+  const { w, rx, page } = await newWebhookForm(t, '/custom');
   await page.getByLabel('Header 1 name').fill('Authorization');
   await page.getByLabel('Header 1 value').fill(VALUE);
   await page.click('button:has-text("Add webhook")');

@@ -1,18 +1,10 @@
 import t from 'tap';
-import { buildRepo } from '../helpers/wharf.ts';
-import { openBrowser, signIn, startUiWharf } from './browser.ts';
-import { startReceiver } from '../delivery/receiver.ts';
+import { newWebhookForm } from './webhookForm.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 t.test('the webhook form sets header_style: added with GitHub header names, edited back', async (t) => {
-  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
-  await buildRepo(w, 'demo', 'widgets');
-  const rx = await startReceiver(t);
-  const { page } = await openBrowser(t);
-  await signIn(page, w);
-  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
+  const { w, rx, page } = await newWebhookForm(t, '/gh');
   t.equal(await page.inputValue('#header_style'), 'wharf', "Wharf's by default");
-  await page.fill('#url', `${rx.url}/gh`);
   await page.selectOption('#header_style', 'github');
   await page.click('button:has-text("Add webhook")');
   const [hook] = (await w.api('GET', '/api/v1/repos/demo/widgets/webhooks')).body;

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildRepo } from '../helpers/wharf.ts';
 import { openBrowser, signIn, startUiWharf } from './browser.ts';
+import { newWebhookForm } from './webhookForm.ts';
 import { expectAccessible } from './audit.ts';
 import { startReceiver } from '../delivery/receiver.ts';
 import { raise } from '../delivery/build.ts';
@@ -48,13 +49,7 @@ t.test('a paused webhook says so on its page and in the list, with the reason, h
 });
 
 t.test('the webhook form sets and clears max_rate; a bad value is named on its field', async (t) => {
-  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
-  await buildRepo(w, 'demo', 'widgets');
-  const rx = await startReceiver(t);
-  const { page } = await openBrowser(t);
-  await signIn(page, w);
-  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
-  await page.fill('#url', `${rx.url}/paced`);
+  const { w, page } = await newWebhookForm(t, '/paced');
   await page.getByLabel('Most deliveries per second').fill('many');
   await page.click('button:has-text("Add webhook")');
   t.ok(await page.locator('#max_rate[aria-invalid="true"]').count(), 'a word is refused on the field');
@@ -70,13 +65,7 @@ t.test('the webhook form sets and clears max_rate; a bad value is named on its f
 });
 
 t.test('the webhook form sets, shows and clears max_concurrency; a value out of range is named on its field', async (t) => {
-  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
-  await buildRepo(w, 'demo', 'widgets');
-  const rx = await startReceiver(t);
-  const { page } = await openBrowser(t);
-  await signIn(page, w);
-  await page.goto(`${w.url}/demo/widgets/settings/hooks/new`);
-  await page.fill('#url', `${rx.url}/capped`);
+  const { w, page } = await newWebhookForm(t, '/capped');
   for (const [bad, reason] of [
     ['65', 'must be <= 64'],
     ['0', 'must be >= 1'],
