@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import knexLib from 'knex';
 import { Agent, request } from 'undici';
 import type { Bench, Figure } from './run.ts';
-import { freshDatabase, median, percentile, profiled, RUNS, spread, wharfInProcess } from './fixtures.ts';
+import { freshDatabase, median, percentile, profiled, RUNS, spread, wharfEnv, wharfInProcess } from './fixtures.ts';
 import type { RunningServer } from '../src/server.ts';
 import { findOrg, createUser, setMembership } from '../src/domain/accounts.ts';
 import { issueToken } from '../src/domain/tokens.ts';
@@ -310,16 +310,7 @@ export async function memory(report: (f: Figure) => void) {
   await db.destroy();
   const bin = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'wharf.js');
   const child = spawn(process.execPath, [bin, 'serve'], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: path.join(dir, 'data'),
-      REPOS_DIR: path.join(dir, 'repos'),
-      DATABASE_URL: databaseUrl,
-      WEBHOOK_ALLOWED_HOSTS: 'loopback',
-      LOG_LEVEL: 'info',
-    },
+    env: { ...process.env, ...wharfEnv(dir, databaseUrl) },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
   let peak = 0;

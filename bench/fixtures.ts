@@ -212,6 +212,19 @@ export async function startReceiver(env: NodeJS.ProcessEnv = {}): Promise<Child 
 
 const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'wharf.js');
 
+/** The settings of a bench's Wharf: on a loopback port, its data under `dir`, delivering to loopback receivers, logging at info. */
+export function wharfEnv(dir: string, databaseUrl: string): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: path.join(dir, 'data'),
+    REPOS_DIR: path.join(dir, 'repos'),
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    LOG_LEVEL: 'info',
+  };
+}
+
 /** A `wharf serve` child process: its URL, the admin token it printed, and a JSON API caller with that token. */
 export interface WharfChild extends Child {
   url: string;
@@ -229,17 +242,7 @@ export async function serveWharf(dir: string, databaseUrl: string, env: NodeJS.P
   const server = await child(
     process.execPath,
     [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), BIN, 'serve'],
-    {
-      ...process.env,
-      DATA_DIR: path.join(dir, 'data'),
-      REPOS_DIR: path.join(dir, 'repos'),
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      WEBHOOK_ALLOWED_HOSTS: 'loopback',
-      ...env,
-    },
+    { ...process.env, ...wharfEnv(dir, databaseUrl), LOG_LEVEL: 'warn', ...env },
     /sign in with this token: wharf_\S+/,
   );
   const url = /listening on (http:\/\/\S+)/.exec(server.out())![1];
@@ -260,15 +263,6 @@ const discard = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 /** Wharf in this process on a database, delivering to loopback receivers (BENCH_LOG=1 shows its log); `env` adds settings. */
 export async function wharfInProcess(dir: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
-  const config = loadConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: path.join(dir, 'data'),
-    REPOS_DIR: path.join(dir, 'repos'),
-    DATABASE_URL: databaseUrl,
-    WEBHOOK_ALLOWED_HOSTS: 'loopback',
-    LOG_LEVEL: 'info',
-    ...env,
-  });
+  const config = loadConfig({ ...wharfEnv(dir, databaseUrl), ...env });
   return startServer(config, { logDestination: process.env.BENCH_LOG ? process.stderr : discard() });
 }

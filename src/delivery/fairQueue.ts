@@ -11,11 +11,14 @@ export interface FairTask {
 
 interface Waiting {
   running: number;
+  /** When it last started a task (a sequence number; 0: never): among equals, the one served longest ago goes first. */
+  served: number;
   tasks: FairTask[];
 }
 
 interface OrgLine {
   running: number;
+  served: number;
   /** Its webhooks, each with what waits and what runs. */
   hooks: Map<number, Waiting>;
   waiting: number;
@@ -37,6 +40,7 @@ interface OrgLine {
 export class FairQueue extends EventEmitter {
   private readonly orgs = new Map<number, OrgLine>();
   private waitingCount = 0;
+  private starts = 0;
   private runningCount = 0;
   private idleWaiters: (() => void)[] = [];
 
@@ -57,12 +61,12 @@ export class FairQueue extends EventEmitter {
     return this.runningCount;
   }
 
-  /** Queues a task; it starts as soon as its turn and a place come. Its errors are the caller's to catch inside `run`. */
+  /** Queues a task; it starts as soon as its turn and a place come. A rejection frees the place and is emitted as 'failed'. */
   add(task: FairTask): void {
     let org = this.orgs.get(task.org);
-    if (!org) this.orgs.set(task.org, (org = { running: 0, hooks: new Map(), waiting: 0 }));
+    if (!org) this.orgs.set(task.org, (org = { running: 0, served: 0, hooks: new Map(), waiting: 0 }));
     let hook = org.hooks.get(task.hook);
-    if (!hook) org.hooks.set(task.hook, (hook = { running: 0, tasks: [] }));
+    if (!hook) org.hooks.set(task.hook, (hook = { running: 0, served: 0, tasks: [] }));
     hook.tasks.push(task);
     org.waiting++;
     this.waitingCount++;
@@ -90,12 +94,12 @@ export class FairQueue extends EventEmitter {
     let best: { org: OrgLine; orgId: number; hook: Waiting; hookId: number } | null = null;
     for (const [orgId, org] of this.orgs) {
       if (org.waiting === 0 || (full && org.running > 0)) continue;
-      if (best && org.running >= best.org.running) continue;
+      if (best && !before(org, best.org)) continue;
       let pickedHook: [number, Waiting] | null = null;
       for (const [hookId, hook] of org.hooks) {
         if (hook.tasks.length === 0) continue;
         if (hook.tasks[0].cap !== null && hook.running >= hook.tasks[0].cap) continue;
-        if (!pickedHook || hook.running < pickedHook[1].running) pickedHook = [hookId, hook];
+        if (!pickedHook || before(hook, pickedHook[1])) pickedHook = [hookId, hook];
       }
       if (pickedHook) best = { org, orgId, hook: pickedHook[1], hookId: pickedHook[0] };
     }
@@ -109,12 +113,13 @@ export class FairQueue extends EventEmitter {
     org.running++;
     hook.running++;
     this.runningCount++;
-    // Taken out of the map and put back at its end: among equals, the one served longest ago goes first.
-    this.orgs.delete(orgId);
-    this.orgs.set(orgId, org);
-    org.hooks.delete(hookId);
-    org.hooks.set(hookId, hook);
-    void task.run().finally(() => this.finish(org, orgId, hook, hookId));
+    org.served = hook.served = ++this.starts;
+    // A task that rejects still frees its place; its error goes to 'failed' (the dispatcher's tasks catch their own).
+    const done = () => this.finish(org, orgId, hook, hookId);
+    task.run().then(done, (err: unknown) => {
+      done();
+      this.emit('failed', err);
+    });
   }
 
   private finish(org: OrgLine, orgId: number, hook: Waiting, hookId: number): void {
@@ -130,4 +135,9 @@ export class FairQueue extends EventEmitter {
       for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
+}
+
+/** Whether `a` goes before `b`: running fewer, or as many and served longer ago. */
+function before(a: { running: number; served: number }, b: { running: number; served: number }): boolean {
+  return a.running < b.running || (a.running === b.running && a.served < b.served);
 }
