@@ -3,6 +3,7 @@ import { isPostgres } from '../db/connect.ts';
 import type { DbInt } from '../db/rows.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
+import { DEFAULT_HOLD_MS, type Shares } from './serviceLedger.ts';
 
 /**
  * A claimed delivery with what its attempt needs: the number this attempt carries (one
@@ -107,20 +108,39 @@ interface ClaimRow {
  */
 export async function claimDue(
   db: Db,
-  options: { owner: string; limit: number; now: number; leaseMs: number; firstDelayMs: number; idle?: boolean; sqlite?: SqliteRunner },
+  options: {
+    owner: string;
+    limit: number;
+    now: number;
+    leaseMs: number;
+    firstDelayMs: number;
+    idle?: boolean;
+    /** The time each webhook and organization was served here (the dispatcher's ledger); none: all alike. */
+    shares?: Shares;
+    sqlite?: SqliteRunner;
+  },
 ): Promise<Claimed[]> {
-  const { owner, limit, now, leaseMs, firstDelayMs, idle = false, sqlite = mainConnectionRunner(db) } = options;
+  const { owner, limit, now, leaseMs, firstDelayMs, idle = false, shares, sqlite = mainConnectionRunner(db) } = options;
+  const hooks = JSON.stringify(shares?.hooks.map((h) => [h.hook, h.servedMs, h.holdMs]) ?? []);
+  const orgs = JSON.stringify(shares?.orgs.map((o) => [o.org, o.servedMs]) ?? []);
   // The first-delay condition only when there is a first delay: without it, the due index alone answers.
   const delayed = firstDelayMs > 0;
   const firstDue = now - firstDelayMs;
   let rows: ClaimRow[];
   if (isPostgres(db)) {
     const [name, text] = delayed ? ['wharf_claim_due_delayed', CLAIM_POSTGRES_DELAYED] : ['wharf_claim_due', CLAIM_POSTGRES];
-    rows = (await preparedQuery<ClaimRow>(db, name, text, [owner, now + leaseMs, now, limit, idle, ...(delayed ? [firstDue] : [])])).rows;
+    rows = (await preparedQuery<ClaimRow>(db, name, text, [owner, now + leaseMs, now, limit, idle, hooks, orgs, ...(delayed ? [firstDue] : [])])).rows;
   } else {
     // A statement prepared once (Knex would build and prepare it per call), run by the dispatcher's SQLite runner.
+    // The shares go to this connection's own temporary tables first: keyed, the claim looks them up by index.
     const params = { owner, leaseEnd: now + leaseMs, now, limit, idle: idle ? 1 : 0, ...(delayed ? { firstDue } : {}) };
-    [rows] = (await sqlite([{ sql: delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE, params, mode: 'all' }], false)) as ClaimRow[][];
+    const shares = SHARES_SQLITE.map((sql) => ({
+      sql,
+      params: sql.includes('@hooks') ? { hooks } : sql.includes('@orgs') ? { orgs } : [],
+      mode: 'run' as const,
+    }));
+    const results = await sqlite([...shares, { sql: delayed ? CLAIM_SQLITE_DELAYED : CLAIM_SQLITE, params, mode: 'all' }], false);
+    rows = results.at(-1) as ClaimRow[];
   }
   const claimed: Claimed[] = [];
   // In order of creation (an UPDATE returns its rows in no set order): the local queue starts a webhook's deliveries in the order it is given them.
@@ -198,70 +218,102 @@ const ORG = `COALESCE(w.org_id, (SELECT r.org_id FROM repositories AS r WHERE r.
 
 /**
  * The fair choice of due deliveries, as common table expressions ending in `picked`
- * (id, org, max_concurrency and the rank it is taken in), shared by both dialects:
+ * (id, org, max_concurrency and the keys it is taken in), shared by both dialects:
  *
+ * - svc, osvc: what this process's ledger says (serviceLedger.ts, given as JSON): each
+ *   webhook's time served and the expected hold of its attempt, each organization's time
+ *   served; a webhook it has not timed is expected to hold DEFAULT_HOLD_MS and was
+ *   served nothing;
  * - hooks: the webhooks with due work, found by a skip scan of deliveries_due_by_webhook
  *   (one index probe per webhook, however long its backlog);
  * - leases: the leases held now (claimed, lease not run out), per webhook, from the
  *   shared table: on Postgres every node's count;
- * - cand: each webhook's oldest due deliveries (no more than a claim takes), ranked
- *   `wr` = its leases + its place in line;
- * - ranked: ranked again within the organization, `orank` = the organization's leases +
- *   its place when its webhooks take turns by `wr`.
+ * - cand: each webhook's oldest due deliveries (no more than a claim takes), with `wr` =
+ *   its leases + its place in line, and `hv` = the time it would have been served when
+ *   it starts: its time served + an expected hold for every lease and delivery before it;
+ * - ranked: `ov`, the same for its organization: the organization's time served + the
+ *   expected hold of its leases + of its deliveries ranked before this one by `hv`.
  *
- * Taken in order of orank, then wr: the organization holding the fewest leases takes the
- * next one, and within it the webhook holding the fewest. Alone, a webhook takes every
- * place (nothing else ranks before it); beside others, each organization and each of its
- * webhooks ends with as many leases as the others that have work, and an attempt in
- * flight holds its place for as long as its lease runs. A webhook's `max_concurrency`
- * leaves out whatever would rank past it. `idle` (a parameter) keeps only organizations
- * that hold no lease: the claim a new event makes when the places here are full.
+ * Taken in order of ov, then hv (start-time fair queuing, charged by the time a place
+ * is held): the organization served the least takes the next place, and within it the
+ * webhook served the least, so a receiver answering in 20 ms gets many turns for
+ * another's one 3 s attempt, and an attempt in flight counts for as long as its lease
+ * runs. Alone, a webhook takes every place (nothing else ranks before it). A webhook's
+ * `max_concurrency` leaves out whatever would rank past it. `idle` (a parameter) keeps
+ * only organizations that hold no lease: the claim a new event makes when the places
+ * here are full.
  *
- * Across nodes a capped webhook never exceeds its cap: every claim ranks the same due
- * deliveries in the same order and may take only the first (cap - leases) of them; two
- * claims at once contend for the same rows (Postgres locks them, skipping the locked; a
- * row claimed meanwhile is no longer due when re-checked), never for rows further down.
+ * Across nodes a capped webhook never exceeds its cap: every claim ranks a capped
+ * webhook's due deliveries in the same order (`wr`, by next_attempt_at and id, whatever
+ * the ledger says) and may take only the first (cap - leases) of them; two claims at
+ * once contend for the same rows (Postgres locks them, skipping the locked; a row
+ * claimed meanwhile is no longer due when re-checked), never for rows further down.
  */
 const fairChoice = (p: {
   now: string;
   limit: string;
   idle: string;
   firstDue?: string;
+  /** Rows (hook, served, hold) and (org, served): the ledger's shares. */
+  hookShares: string;
+  orgShares: string;
+  /** How their CTEs are taken: MATERIALIZED (parsed once), or inlined (a table with its key). */
+  sharesAs: string;
+  /** How many due deliveries of each webhook are ranked, given how many webhooks have due work. */
+  perHookCount: (hooks: string) => string;
   perHook: (hook: string) => string;
   /** The index a scan must use (SQLite's INDEXED BY; Postgres plans it alone). */
   indexed: (index: string) => string;
   /** An inner join taken in the order written (SQLite's CROSS JOIN: the webhooks with due work first, not every webhook). */
   join: string;
 }) => `
+  svc(hook, served, hold) AS ${p.sharesAs} (${p.hookShares}),
+  osvc(org, served) AS ${p.sharesAs} (${p.orgShares}),
   hooks(id) AS (
     SELECT (SELECT webhook_id FROM deliveries ${p.indexed('deliveries_due_by_webhook')} WHERE ${due(p.now)} ORDER BY webhook_id LIMIT 1)
     UNION ALL
     SELECT (SELECT webhook_id FROM deliveries ${p.indexed('deliveries_due_by_webhook')}
              WHERE ${due(p.now)} AND webhook_id > hooks.id ORDER BY webhook_id LIMIT 1)
       FROM hooks WHERE hooks.id IS NOT NULL),
+  per(n) AS (SELECT ${p.perHookCount('count(hooks.id)')} FROM hooks),
   leases AS (
     SELECT webhook_id, count(*) AS n FROM deliveries ${p.indexed('deliveries_leased')}
      WHERE status = 'pending' AND lease_owner IS NOT NULL AND next_attempt_at > ${p.now} GROUP BY webhook_id),
   org_leases AS (
-    SELECT ${ORG} AS org, sum(l.n) AS n FROM leases AS l JOIN webhooks AS w ON w.id = l.webhook_id GROUP BY 1),
+    SELECT ${ORG} AS org, sum(l.n) AS n, sum(l.n * COALESCE(s.hold, ${DEFAULT_HOLD_MS})) AS t
+      FROM leases AS l JOIN webhooks AS w ON w.id = l.webhook_id LEFT JOIN svc AS s ON s.hook = l.webhook_id GROUP BY 1),
   cand AS (
-    SELECT d.id, d.next_attempt_at, h.org, h.cap,
+    SELECT d.id, d.next_attempt_at, h.id AS hook, h.org, h.cap,
            COALESCE(h.held, 0) + row_number() OVER (PARTITION BY h.id ORDER BY d.next_attempt_at, d.id) AS wr
       FROM (SELECT w.id, ${ORG} AS org, w.max_concurrency AS cap, l.n AS held
               FROM hooks ${p.join} webhooks AS w ON w.id = hooks.id LEFT JOIN leases AS l ON l.webhook_id = hooks.id) AS h
       ${p.perHook('h.id')}),
   ranked AS (
-    SELECT c.id, c.org, c.cap, c.wr, c.next_attempt_at, COALESCE(o.n, 0) AS org_held,
-           COALESCE(o.n, 0) + row_number() OVER (PARTITION BY c.org ORDER BY c.wr, c.next_attempt_at, c.id) AS orank
-      FROM cand AS c LEFT JOIN org_leases AS o ON o.org = c.org
+    SELECT c.id, c.org, c.cap, c.hv, c.next_attempt_at, COALESCE(o.n, 0) AS org_held,
+           COALESCE(os.served, 0) + COALESCE(o.t, 0) - c.hold
+             + sum(c.hold) OVER (PARTITION BY c.org ORDER BY c.hv, c.next_attempt_at, c.id ROWS UNBOUNDED PRECEDING) AS ov
+      FROM (SELECT cand.*, COALESCE(s.hold, ${DEFAULT_HOLD_MS}) AS hold,
+                   COALESCE(s.served, 0) + (cand.wr - 1) * COALESCE(s.hold, ${DEFAULT_HOLD_MS}) AS hv
+              FROM cand LEFT JOIN svc AS s ON s.hook = cand.hook) AS c
+      LEFT JOIN org_leases AS o ON o.org = c.org LEFT JOIN osvc AS os ON os.org = c.org
      WHERE c.cap IS NULL OR c.wr <= c.cap),
   picked AS (
-    SELECT id, org, cap, orank, wr, next_attempt_at FROM ranked
+    SELECT id, org, cap, ov, hv, next_attempt_at FROM ranked
      WHERE NOT ${p.idle} OR org_held = 0
-     ORDER BY orank, wr, next_attempt_at, id LIMIT ${p.limit})`;
+     ORDER BY ov, hv, next_attempt_at, id LIMIT ${p.limit})`;
+
+/**
+ * Each webhook's due deliveries ranked per claim: twice the claim's share of each (so a
+ * claim still fills when some webhooks rank low), at least PER_HOOK_MIN, at most the
+ * whole claim. A webhook alone so ranks as many as the claim takes; among 1,000 with
+ * due work, 4 each rather than 128 (20,000 rows windowed per claim cost SQLite 33 ms).
+ * A webhook's first ones in its order are the ones ranked, so a cap still holds.
+ */
+const RANKED_PER_PLACE = 2;
+const PER_HOOK_MIN = 4;
 
 /** The order the picked are claimed in. */
-const FAIR_ORDER = 'p.orank, p.wr, p.next_attempt_at, p.id';
+const FAIR_ORDER = 'p.ov, p.hv, p.next_attempt_at, p.id';
 
 const claimPostgres = (firstDue?: string) => `
   WITH RECURSIVE ${fairChoice({
@@ -269,11 +321,15 @@ const claimPostgres = (firstDue?: string) => `
     limit: '$4 * 2',
     idle: '$5',
     firstDue,
+    perHookCount: (n) => `LEAST($4, GREATEST(${PER_HOOK_MIN}, CEIL(${RANKED_PER_PLACE} * $4::float8 / GREATEST(${n}, 1))))::int`,
+    sharesAs: 'MATERIALIZED',
+    hookShares: `SELECT (e->>0)::bigint, (e->>1)::float8, (e->>2)::float8 FROM json_array_elements($6::json) AS e`,
+    orgShares: `SELECT (e->>0)::bigint, (e->>1)::float8 FROM json_array_elements($7::json) AS e`,
     indexed: () => '',
     join: 'JOIN',
     perHook: (hook) => `CROSS JOIN LATERAL (
         SELECT id, next_attempt_at FROM deliveries WHERE webhook_id = ${hook} AND ${due('$3', firstDue)}
-         ORDER BY next_attempt_at LIMIT $4) AS d`,
+         ORDER BY next_attempt_at LIMIT (SELECT n FROM per)) AS d`,
   })},
   due AS (
     SELECT d.id, p.org, p.cap FROM deliveries AS d JOIN picked AS p ON p.id = d.id
@@ -292,7 +348,7 @@ const claimPostgres = (firstDue?: string) => `
     LEFT JOIN webhooks AS w ON w.id = c.webhook_id
     LEFT JOIN events AS e ON e.id = c.event_id`;
 const CLAIM_POSTGRES = claimPostgres();
-const CLAIM_POSTGRES_DELAYED = claimPostgres('$6');
+const CLAIM_POSTGRES_DELAYED = claimPostgres('$8');
 
 const claimSqlite = (firstDue?: string) => `
   WITH RECURSIVE ${fairChoice({
@@ -300,11 +356,17 @@ const claimSqlite = (firstDue?: string) => `
     limit: '@limit',
     idle: '@idle',
     firstDue,
+    // Integer arithmetic: the driver binds numbers as REAL, and a LIMIT must be a whole number.
+    perHookCount: (n) =>
+      `min(CAST(@limit AS INTEGER), max(${PER_HOOK_MIN}, (${RANKED_PER_PLACE} * CAST(@limit AS INTEGER) + max(${n}, 1) - 1) / max(${n}, 1)))`,
+    sharesAs: '',
+    hookShares: 'SELECT hook, served, hold FROM temp.claim_hook_shares',
+    orgShares: 'SELECT org, served FROM temp.claim_org_shares',
     indexed: (index) => `INDEXED BY ${index}`,
     join: 'CROSS JOIN',
     perHook: (hook) => `CROSS JOIN deliveries AS d ON d.id IN (
         SELECT x.id FROM deliveries AS x WHERE x.webhook_id = ${hook} AND ${due('@now', firstDue, 'x')}
-         ORDER BY x.next_attempt_at LIMIT @limit)`,
+         ORDER BY x.next_attempt_at LIMIT (SELECT n FROM per))`,
   })}
   UPDATE deliveries SET ${TAKE}, lease_owner = @owner, next_attempt_at = @leaseEnd
    WHERE id IN (SELECT p.id FROM picked AS p)
@@ -318,4 +380,15 @@ const claimSqlite = (firstDue?: string) => `
             (SELECT w.headers FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS headers,
             (SELECT ${healthColumn('w', 'json_object')} FROM webhooks AS w WHERE w.id = deliveries.webhook_id) AS health`;
 const CLAIM_SQLITE = claimSqlite();
+
+/** Fills the SQLite claim's temporary tables of shares from the ledger's JSON (the tables are this connection's alone). */
+const SHARES_SQLITE = [
+  'CREATE TEMP TABLE IF NOT EXISTS claim_hook_shares (hook INTEGER PRIMARY KEY, served REAL NOT NULL, hold REAL NOT NULL)',
+  'CREATE TEMP TABLE IF NOT EXISTS claim_org_shares (org INTEGER PRIMARY KEY, served REAL NOT NULL)',
+  'DELETE FROM temp.claim_hook_shares',
+  'DELETE FROM temp.claim_org_shares',
+  `INSERT INTO temp.claim_hook_shares SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+     FROM json_each(@hooks)`,
+  `INSERT INTO temp.claim_org_shares SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@orgs)`,
+];
 const CLAIM_SQLITE_DELAYED = claimSqlite('@firstDue');

@@ -35,8 +35,9 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 /**
  * The webhook dispatcher (a Worker), put together from its parts: the claim loop claims
  * due deliveries, fairly (claim.ts: organizations, then their webhooks, take turns by
- * the leases they hold), into a queue that makes WEBHOOK_CONCURRENCY attempts at once
- * and starts the next from the organization running the fewest (fairQueue.ts); each
+ * the time their attempts held a place, serviceLedger.ts, and the leases they hold now),
+ * into a queue that makes WEBHOOK_CONCURRENCY attempts at once and starts the next from
+ * the organization served the least (fairQueue.ts); each
  * attempt's result goes to the result writer, the due timer wakes the loop for retries
  * falling due, and the pruner deletes what is past retention. Woken at once by the
  * 'deliveries' signal after a commit and by NOTIFY from other processes on Postgres.
@@ -96,7 +97,16 @@ export function createDispatcher(services: Services): Worker {
   const freeSlots = () => (1 + tuning.ahead) * concurrency - queue.size - queue.pending;
   const claims = createClaimLoop<Claimed>({
     claim: (limit, idle) =>
-      claimDue(db, { owner, limit, now: Date.now(), leaseMs: tuning.leaseMs, firstDelayMs: config.webhookRetrySchedule[0], idle, sqlite }),
+      claimDue(db, {
+        owner,
+        limit,
+        now: Date.now(),
+        leaseMs: tuning.leaseMs,
+        firstDelayMs: config.webhookRetrySchedule[0],
+        idle,
+        shares: queue.ledger.shares(),
+        sqlite,
+      }),
     // The attempt keeps its place until its result is written. A crash in between leaves
     // the attempt uncounted: it is made again, same number, when the lease runs out.
     start: (c) =>

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { FairQueue } from '../../src/delivery/fairQueue.ts';
+import { DEFAULT_HOLD_MS, ServiceLedger } from '../../src/delivery/serviceLedger.ts';
 
 /** A task of `org`/`hook` that runs until released; `started` lists the names in start order. */
 function harness(queue: FairQueue) {
@@ -74,4 +75,61 @@ t.test("a task that rejects frees its place, is told as 'failed', and idle follo
   await end('a2');
   await idle;
   t.equal(q.pending + q.size, 0);
+});
+
+t.test('places are shared by time held: a webhook answering in 20 ms gets many turns for a 3 s one', async (t) => {
+  let now = 0;
+  const q = new FairQueue(1, 0, new ServiceLedger(() => now), () => now);
+  const { started, add, end } = harness(q);
+  for (let i = 0; i < 4; i++) add(`slow${i}`, 1, 10);
+  for (let i = 0; i < 4; i++) add(`fast${i}`, 1, 11);
+  t.same(started, ['slow0']);
+  now += 3000;
+  await end('slow0');
+  t.same(started.at(-1), 'fast0', 'the fast webhook, served nothing yet, is next');
+  for (let i = 0; i < 3; i++) {
+    now += 20;
+    await end(`fast${i}`);
+  }
+  t.same(started, ['slow0', 'fast0', 'fast1', 'fast2', 'fast3'], 'its 60 ms served is still far below the 3 s: it keeps the place');
+  now += 20;
+  await end('fast3');
+  t.same(started.at(-1), 'slow1', 'with nothing else waiting the slow webhook takes the place again (work-conserving)');
+});
+
+t.test('organizations too: one whose attempts held places longer waits behind one that held them less', async (t) => {
+  let now = 0;
+  const q = new FairQueue(1, 0, new ServiceLedger(() => now), () => now);
+  const { started, add, end } = harness(q);
+  add('a1', 1, 10);
+  now += 1000;
+  await end('a1');
+  add('b1', 2, 20);
+  now += 10;
+  await end('b1');
+  add('z', 9, 90); // holds the one place while the others queue
+  add('a2', 1, 11);
+  add('b2', 2, 21);
+  add('x', 3, 30);
+  t.same(started, ['a1', 'b1', 'z']);
+  now += 10;
+  await end('z');
+  t.same(started.at(-1), 'x', 'C, served nothing, first');
+  now += 10;
+  await end('x');
+  t.same(started.at(-1), 'b2', 'then B (10 ms served) before A (1 s), though A asked first, through another webhook');
+});
+
+t.test('the ledger fades what was served by half each minute, and forgets what has faded away', async (t) => {
+  let now = 0;
+  const ledger = new ServiceLedger(() => now);
+  ledger.charge(1, 10, 1000);
+  t.equal(ledger.hookServed(10), 1000);
+  now += 60_000;
+  t.equal(Math.round(ledger.hookServed(10)), 500);
+  t.equal(Math.round(ledger.orgServed(1)), 500);
+  t.same(ledger.shares(), { hooks: [{ hook: 10, servedMs: 500, holdMs: 1000 }], orgs: [{ org: 1, servedMs: 500 }] });
+  now += 600_000;
+  t.same(ledger.shares(), { hooks: [], orgs: [] }, 'under 1 ms: forgotten');
+  t.equal(ledger.holdMs(10), DEFAULT_HOLD_MS, 'a forgotten webhook is expected to hold the default again');
 });
