@@ -225,3 +225,66 @@ t.test(
     t.ok(fourth.interruptions < PARK_AFTER, 'so it is sent, not parked');
   },
 );
+
+t.test('the claim ranks by time served: the webhook served less first, its own in order; an odd limit over many webhooks', async (t) => {
+  const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' }, workers: [] });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const rx = await startReceiver(t);
+  const slow = await buildWebhook(w, repo, rx, { url: `${rx.url}/slow`, active: false });
+  const fast = await buildWebhook(w, repo, rx, { url: `${rx.url}/fast`, active: false });
+  const db: Db = w.running.services.db;
+  const now = Date.now();
+  let n = 0;
+  const insert = async (webhookId: number, count: number) => {
+    for (let i = 0; i < count; i++, n++)
+      await db('deliveries').insert({
+        webhook_id: webhookId,
+        payload: `{"n":${n}}`,
+        guid: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+        event: 'ping',
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now - 1000 + n, // the slow webhook's are the oldest
+        created_at: now - 1000,
+      });
+  };
+  await insert(slow.id, 4);
+  await insert(fast.id, 4);
+  const claim = (owner: string, limit: number, shares?: Parameters<typeof claimDue>[1]['shares']) =>
+    claimDue(db, { owner, limit, now: Date.now(), leaseMs: 60_000, firstDelayMs: 0, shares });
+
+  const alike = await claim('A', 2);
+  t.same(
+    alike.map((c) => c.hookId),
+    [slow.id, fast.id],
+    'served alike (no ledger): the two take turns',
+  );
+  await db('deliveries').update({ lease_owner: null, next_attempt_at: now - 1000, claims: 0 });
+
+  const org = alike[0].org;
+  const shares = {
+    hooks: [
+      { hook: slow.id, servedMs: 3000, holdMs: 3000 },
+      { hook: fast.id, servedMs: 20, holdMs: 20 },
+    ],
+    orgs: [{ org, servedMs: 3020 }],
+  };
+  const ranked = await claim('B', 5, shares);
+  t.same(
+    ranked.map((c) => c.hookId),
+    [slow.id, fast.id, fast.id, fast.id, fast.id],
+    "the one served 20 ms takes all four of its own before the one served 3 s gets a second (by id: the slow one's oldest is the first row)",
+  );
+  const fastIds = ranked.filter((c) => c.hookId === fast.id).map((c) => c.id);
+  t.same(
+    fastIds,
+    [...fastIds].sort((x, y) => x - y),
+    'in order of creation within the webhook',
+  );
+
+  // 17 more webhooks with due work and a limit that does not divide: each ranks a whole number of its own.
+  await db('deliveries').update({ lease_owner: null, next_attempt_at: now - 1000, claims: 0 });
+  for (let h = 0; h < 17; h++) await insert((await buildWebhook(w, repo, rx, { url: `${rx.url}/h${h}`, active: false })).id, 3);
+  const odd = await claim('C', 37, shares);
+  t.equal(odd.length, 37, 'a claim of 37 over 19 webhooks fills');
+});
