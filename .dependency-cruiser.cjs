@@ -4,13 +4,14 @@
 //              stands on the layers below and never on another surface
 //   plumbing   src/http/: Koa plumbing the surfaces share
 //   domain     src/domain/, src/webhooks/, src/events/, src/pushes/, src/pushMirrors/, src/import/, src/mirrors/,
-//              src/delivery/, src/work/: operations, rules and the workers
+//              src/delivery/, src/work/: operations, rules and the workers; src/remote/ (the client
+//              of a remote Git or LFS source or target) at its foot, on the bottom alone
 //   bottom     storage and small shared parts: src/db/, src/git/ (plumbing), src/lfs/
 //              (the object store), src/secrets/, src/net/, src/metrics/, src/errors/,
 //              src/util/, src/config.ts, src/log.ts, src/services.ts, src/version.ts
 const ROOT = '^src/(server|components|app)\\.ts$';
 const SURFACES = '^src/(api|ui|cli|transport)/';
-const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|mirrors|delivery|work)/';
+const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|mirrors|delivery|work|remote)/';
 const BOTTOM = '^src/((db|git|lfs|secrets|net|metrics|errors|util)/|(config|log|services|version)\\.ts$)';
 
 module.exports = {
@@ -36,6 +37,13 @@ module.exports = {
       comment: 'The domain, the workers and the bottom know nothing of HTTP.',
       from: { path: `${DOMAIN}|${BOTTOM}` },
       to: { path: '^src/http/' },
+    },
+    {
+      name: 'remote-client-stands-on-the-bottom',
+      severity: 'error',
+      comment: 'The remote-source client (fetch, push, LFS transfer, their limits and errors) knows nothing of imports, mirrors or any other domain part.',
+      from: { path: '^src/remote/' },
+      to: { path: `${DOMAIN}|${SURFACES}|^src/http/|${ROOT}`, pathNot: '^src/remote/' },
     },
     {
       name: 'bottom-stays-at-the-bottom',

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Bench } from './run.ts';
-import { fetchLfsObjects } from '../src/import/lfsFetch.ts';
+import { fetchLfsObjects } from '../src/remote/lfsFetch.ts';
 import { parseHostPolicy } from '../src/net/hostPolicy.ts';
 
 const ANSWER_MIB = 200;

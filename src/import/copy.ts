@@ -3,9 +3,9 @@ import path from 'node:path';
 import { git } from '../git/run.ts';
 import { gitmodulesProblem } from '../git/gitmodules.ts';
 import type { HostPolicy } from '../net/hostPolicy.ts';
-import { parseGitProgress, type Progress } from './progress.ts';
-import { GitRunError, remoteGit } from './gitRemote.ts';
-import { pinSource, type Credentials } from './url.ts';
+import { parseGitProgress, type Progress } from '../remote/progress.ts';
+import { GitRunError, remoteGit } from '../remote/gitRemote.ts';
+import { pinSource, type Credentials } from '../remote/url.ts';
 
 /** What a copy needs: where, from where, how. */
 export interface CopyOptions {

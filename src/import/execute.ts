@@ -2,16 +2,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { notifyDeliveries, type Services } from '../services.ts';
 import { checkGitmodules, copyRepository, copySize, countCommits, countRefs } from './copy.ts';
-import { findLfsPointers } from './lfsScan.ts';
-import { fetchLfsObjects } from './lfsFetch.ts';
+import { findLfsPointers } from '../remote/lfsScan.ts';
+import { fetchLfsObjects } from '../remote/lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
-import { askpassProgram, GitRunError } from './gitRemote.ts';
+import { askpassProgram, GitRunError } from '../remote/gitRemote.ts';
 import { failJob, releaseJob, renewLease } from './claim.ts';
 import { describeFailure, failureReason } from './failure.ts';
 import { jobTempDir, type ImportJob } from './jobs.ts';
-import { parseSourceUrl, type Credentials } from './url.ts';
+import { parseSourceUrl, type Credentials } from '../remote/url.ts';
 import { openCredentials } from '../secrets/credentials.ts';
-import { overallPercent, type Progress } from './progress.ts';
+import { overallPercent, type Progress } from '../remote/progress.ts';
 import { parkingReason } from './parked.ts';
 
 /** Knobs of the runner; tests set small values to force the paths big sources take. */

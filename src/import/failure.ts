@@ -1,11 +1,11 @@
 import type { Config } from '../config.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { errorCode } from '../errors/thrown.ts';
-import { GitAbortedError, GitRunError } from './gitRemote.ts';
+import { GitAbortedError, GitRunError } from '../remote/gitRemote.ts';
 import { FinalizeError } from './finalize.ts';
-import { StallError } from './limits.ts';
-import { scrubSecrets } from './gitErrors.ts';
-import type { Credentials } from './url.ts';
+import { StallError } from '../remote/limits.ts';
+import { scrubSecrets } from '../remote/gitErrors.ts';
+import type { Credentials } from '../remote/url.ts';
 
 /** Why an import failed, as the job keeps it: a stable code, one sentence for people, and the detail (git's words, scrubbed). */
 export interface ImportFailure {

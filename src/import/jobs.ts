@@ -9,7 +9,7 @@ import { HostPolicyError, resolveAllowed } from '../net/hostPolicy.ts';
 import { isValidName, NAME_RULE } from '../domain/names.ts';
 import { findRepository, VISIBILITIES, type Visibility } from '../domain/repos.ts';
 import type { Org, User } from '../domain/accounts.ts';
-import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from './url.ts';
+import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from '../remote/url.ts';
 import { sealCredentials } from '../secrets/credentials.ts';
 import { conflict, validationFailed, type WharfError } from '../errors/wharfError.ts';
 import type { ImportRequest } from './input.ts';

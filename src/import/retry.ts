@@ -7,7 +7,7 @@ import { repoDir } from '../git/bare.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { HostPolicyError, resolveAllowed } from '../net/hostPolicy.ts';
 import { conflict, validationFailed } from '../errors/wharfError.ts';
-import { bareHost, parseSourceUrl } from './url.ts';
+import { bareHost, parseSourceUrl } from '../remote/url.ts';
 import { findImportJob, type ImportJob } from './jobs.ts';
 
 /**

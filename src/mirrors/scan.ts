@@ -1,6 +1,6 @@
 import { git, gitBuffer } from '../git/run.ts';
 import { GITMODULES_DIFF, gitmodulesBlobs, gitmodulesMessage, submoduleUrlProblem, submoduleUrls, URL_CONFIG } from '../git/gitmodules.ts';
-import { reachableLfsPointers, type LfsPointer } from '../import/lfsScan.ts';
+import { reachableLfsPointers, type LfsPointer } from '../remote/lfsScan.ts';
 import type { RefUpdate } from '../pushes/log.ts';
 import { isZeroId } from './refs.ts';
 

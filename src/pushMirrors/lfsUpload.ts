@@ -3,9 +3,9 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { policyConnector } from '../net/connector.ts';
 import { objectPath } from '../lfs/store.ts';
-import { guarded, readCapped } from '../import/limits.ts';
-import type { LfsPointer } from '../import/lfsScan.ts';
-import type { Credentials } from '../import/url.ts';
+import { guarded, readCapped } from '../remote/limits.ts';
+import type { LfsPointer } from '../remote/lfsScan.ts';
+import type { Credentials } from '../remote/url.ts';
 
 /** What an upload needs. */
 export interface LfsUploadOptions {

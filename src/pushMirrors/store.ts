@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
 import type { Repository } from '../domain/repos.ts';
 import { HostPolicyError, resolveAllowed } from '../net/hostPolicy.ts';
-import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from '../import/url.ts';
+import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from '../remote/url.ts';
 import { parseDuration } from '../util/duration.ts';
 import { validationFailed, type ErrorDetail } from '../errors/wharfError.ts';
 import { sealSecret } from '../secrets/box.ts';

@@ -6,12 +6,12 @@ import { repoDir } from '../git/bare.ts';
 import { linkedObjects, storedSize } from '../lfs/store.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { openSecret } from '../secrets/box.ts';
-import { askpassProgram, GitAbortedError, GitRunError, remoteGit } from '../import/gitRemote.ts';
-import { scrubSecrets } from '../import/gitErrors.ts';
-import { lfsEndpoint } from '../import/lfsFetch.ts';
-import { StallError } from '../import/limits.ts';
-import { parseSourceUrl, pinSource, type Credentials } from '../import/url.ts';
-import { reachableLfsPointers, type LfsPointer } from '../import/lfsScan.ts';
+import { askpassProgram, GitAbortedError, GitRunError, remoteGit } from '../remote/gitRemote.ts';
+import { scrubSecrets } from '../remote/gitErrors.ts';
+import { lfsEndpoint } from '../remote/lfsFetch.ts';
+import { StallError } from '../remote/limits.ts';
+import { parseSourceUrl, pinSource, type Credentials } from '../remote/url.ts';
+import { reachableLfsPointers, type LfsPointer } from '../remote/lfsScan.ts';
 import { uploadLfsObjects } from './lfsUpload.ts';
 import { CREDENTIALS_PURPOSE, type PushMirror } from './store.ts';
 

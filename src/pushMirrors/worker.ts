@@ -5,7 +5,7 @@ import { nodeId } from '../work/nodeId.ts';
 import { claimPushMirrors, finishPushMirrorSync, parkPushMirror, releasePushMirror, renewPushMirrorLease, sweepDeadPushMirrorOwners } from './claim.ts';
 import { describeSyncError, mirrorCredentials, syncPushMirror } from './sync.ts';
 import type { PushMirror } from './store.ts';
-import type { Credentials } from '../import/url.ts';
+import type { Credentials } from '../remote/url.ts';
 import { PUSH_MIRRORS_DUE } from './wake.ts';
 
 /** Knobs of the push mirror worker. */

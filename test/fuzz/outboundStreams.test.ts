@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { fetchLfsObjects } from '../../src/import/lfsFetch.ts';
+import { fetchLfsObjects } from '../../src/remote/lfsFetch.ts';
 import { parseHostPolicy } from '../../src/net/hostPolicy.ts';
 import { objectPath } from '../../src/lfs/store.ts';
 import { check, SEED } from './harness.ts';

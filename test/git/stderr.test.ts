@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, execFileSync } from 'node:child_process';
 import { readGitStderr } from '../../src/git/stderr.ts';
-import { describeGitFailure } from '../../src/import/gitErrors.ts';
+import { describeGitFailure } from '../../src/remote/gitErrors.ts';
 import { startGitDaemon } from '../helpers/daemon.ts';
 import { startProxy } from '../import/helpers.ts';
 

@@ -1,11 +1,11 @@
 import t from 'tap';
-import { overallPercent, parseGitProgress } from '../../src/import/progress.ts';
-import { parseLfsPointer } from '../../src/import/lfsScan.ts';
-import { describeGitFailure, scrubSecrets } from '../../src/import/gitErrors.ts';
-import { parseSourceUrl, SourceUrlError } from '../../src/import/url.ts';
-import { lfsEndpoint } from '../../src/import/lfsFetch.ts';
+import { overallPercent, parseGitProgress } from '../../src/remote/progress.ts';
+import { parseLfsPointer } from '../../src/remote/lfsScan.ts';
+import { describeGitFailure, scrubSecrets } from '../../src/remote/gitErrors.ts';
+import { parseSourceUrl, SourceUrlError } from '../../src/remote/url.ts';
+import { lfsEndpoint } from '../../src/remote/lfsFetch.ts';
 import { progressLine } from '../../src/cli/import.ts';
-import { gitActivity } from '../../src/import/gitRemote.ts';
+import { gitActivity } from '../../src/remote/gitRemote.ts';
 
 t.test('parseGitProgress reads the last report of each kind', async (t) => {
   t.equal(parseGitProgress('Cloning into bare repository\n'), null);

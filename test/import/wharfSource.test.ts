@@ -4,7 +4,7 @@ import t from 'tap';
 import { buildUser, startWharf } from '../helpers/wharf.ts';
 import { createOrg } from '../../src/domain/accounts.ts';
 import { createRepository } from '../../src/domain/repos.ts';
-import { askpassProgram, GitRunError, remoteGit } from '../../src/import/gitRemote.ts';
+import { askpassProgram, GitRunError, remoteGit } from '../../src/remote/gitRemote.ts';
 import { gitClient, refList, repoUrl } from '../helpers/git.ts';
 import { repoDir } from '../../src/git/bare.ts';
 import { addBulk, buildSource, lfsFile, startProxy, uploadLfs, waitForJob } from './helpers.ts';
