@@ -1,4 +1,4 @@
-// Dependency rules of the layout (README, Architecture). Layers, top to bottom:
+// Dependency rules of the layout (docs/architecture.md). Layers, top to bottom:
 //   root       src/server.ts, src/components.ts, src/app.ts: put everything together
 //   surfaces   src/api/, src/ui/, src/cli/, src/transport/ (Git smart HTTP and LFS): each
 //              stands on the layers below and never on another surface
@@ -12,7 +12,19 @@
 const ROOT = '^src/(server|components|app)\\.ts$';
 const SURFACES = '^src/(api|ui|cli|transport)/';
 const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|mirrors|delivery|work|remote)/';
+/**
+ * The order inside the domain layer, top to bottom: the workers (the import job, pull
+ * mirrors, the push recorder, push mirrors, in that order; the dispatcher beside them),
+ * then webhooks, then the domain's operations, then at its foot the outbox (events), the
+ * remote-source client and the worker loop (work).
+ */
+const WORKERS = '^src/(delivery|import|mirrors|pushes|pushMirrors)/';
+const FOOT = '^src/(events|remote|work)/';
+const OUTBOX = '^src/events/outbox\\.ts$';
 const BOTTOM = '^src/((db|git|lfs|secrets|net|metrics|errors|util)/|(config|log|services|version)\\.ts$)';
+
+/** What the foot of the domain may not import: everything above it. */
+const ABOVE_THE_FOOT = `${WORKERS}|^src/(webhooks|domain)/|${SURFACES}|^src/http/|${ROOT}`;
 
 module.exports = {
   forbidden: [
@@ -38,6 +50,48 @@ module.exports = {
       from: { path: `${DOMAIN}|${BOTTOM}` },
       to: { path: '^src/http/' },
     },
+    {
+      name: 'webhooks-below-the-workers',
+      severity: 'error',
+      comment: 'Webhooks (records, fan-out, history, health) know nothing of the workers that act on them.',
+      from: { path: '^src/webhooks/' },
+      to: { path: WORKERS },
+    },
+    {
+      name: 'domain-below-webhooks-and-workers',
+      severity: 'error',
+      comment: 'A domain operation commits its change and its events; it neither calls a worker nor the webhook layer above it (it wakes workers through wake()).',
+      from: { path: '^src/domain/' },
+      to: { path: `${WORKERS}|^src/webhooks/` },
+    },
+    {
+      name: 'foot-of-the-domain',
+      severity: 'error',
+      comment: 'The outbox, the remote-source client and the worker loop stand on the bottom layer alone.',
+      from: { path: FOOT, pathNot: OUTBOX },
+      to: { path: ABOVE_THE_FOOT },
+    },
+    {
+      name: 'outbox-at-the-foot',
+      severity: 'error',
+      comment: 'The outbox too, with one known exception, to go: it still calls the webhook fan-out (webhooks/fanout.ts).',
+      from: { path: OUTBOX },
+      to: { path: ABOVE_THE_FOOT, pathNot: '^src/webhooks/fanout\\.ts$' },
+    },
+    // Workers call down only: import -> mirrors -> pushes -> pushMirrors; the dispatcher calls none of them and none calls it.
+    ...[
+      ['import', 'delivery'],
+      ['mirrors', 'delivery|import'],
+      ['pushes', 'delivery|import|mirrors'],
+      ['pushMirrors', 'delivery|import|mirrors|pushes'],
+      ['delivery', 'import|mirrors|pushes|pushMirrors'],
+    ].map(([worker, above]) => ({
+      name: `workers-in-order-${worker}`,
+      severity: 'error',
+      comment: `${worker} imports no worker above or beside it (${above}).`,
+      from: { path: `^src/${worker}/` },
+      to: { path: `^src/(${above})/` },
+    })),
     {
       name: 'remote-client-stands-on-the-bottom',
       severity: 'error',

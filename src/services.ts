@@ -8,16 +8,45 @@ export interface Services {
   config: Config;
   db: Db;
   log: Logger;
-  /**
-   * In-process signals between parts: 'deliveries' means new deliveries were
-   * committed (the dispatcher wakes); 'imports' means a new import job was queued.
-   */
+  /** In-process signals between parts: the wake-ups of SIGNAL (sent through wake()), each heard by its worker. */
   signals: EventEmitter;
   /** The address this process actually listens on (real port), for calls to itself over loopback; unset outside startServer. */
   listenUrl?: string;
 }
 
+/** The in-process signals that wake workers, named in this one place so a sender and its listener cannot disagree. */
+export const SIGNAL = {
+  /** New deliveries were committed: the dispatcher claims. */
+  deliveries: 'deliveries',
+  /** An import job was queued: the import runner claims. */
+  imports: 'imports',
+  /** An import job was canceled (its id): the runner stops it if it runs here. */
+  importCancel: 'import-cancel',
+  /** A push landed and its record was written: the push recorder claims. */
+  pushRecords: 'push-records',
+  /** Push mirrors became due (created, a push recorded, "sync now"): the push-mirror worker claims. */
+  pushMirrors: 'push-mirrors',
+  /** Pull mirrors became due: the mirror runner claims. */
+  mirrors: 'mirrors',
+  /** A pull mirror was cut over (its repository id): the runner stops its sync if it runs here. */
+  mirrorStop: 'mirror-stop',
+} as const;
+
+/** Typed wake-ups over a process's signals; call each after the transaction that made the work commits. */
+export function wake(services: Pick<Services, 'signals'>) {
+  const { signals } = services;
+  return {
+    deliveries: () => void signals.emit(SIGNAL.deliveries),
+    imports: () => void signals.emit(SIGNAL.imports),
+    importCancel: (jobId: number) => void signals.emit(SIGNAL.importCancel, jobId),
+    pushRecords: () => void signals.emit(SIGNAL.pushRecords),
+    pushMirrors: () => void signals.emit(SIGNAL.pushMirrors),
+    mirrors: () => void signals.emit(SIGNAL.mirrors),
+    mirrorStop: (repositoryId: number) => void signals.emit(SIGNAL.mirrorStop, repositoryId),
+  };
+}
+
 /** Tells the dispatcher that deliveries were committed; call after the transaction that wrote them. */
 export function notifyDeliveries(services: Pick<Services, 'signals'>): void {
-  services.signals.emit('deliveries');
+  wake(services).deliveries();
 }

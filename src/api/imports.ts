@@ -1,5 +1,5 @@
 import type { RouteContext } from './context.ts';
-import { notifyDeliveries, type Services } from '../services.ts';
+import { notifyDeliveries, type Services, wake } from '../services.ts';
 import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { cancelImportJob, createImportJob, findImportJob, listImportJobs, type ImportJob } from '../import/jobs.ts';
@@ -69,7 +69,7 @@ export const importRoutes: Route[] = [
     handler: async ({ body }, ctx, services) => {
       const org = await ownedOrg(services, ctx, body.target_org);
       const job = await createImportJob(services.db, services.config, org, ctx.state.user, body);
-      services.signals.emit('imports');
+      wake(services).imports();
       ctx.status = 202;
       ctx.set('Location', `/api/v1/repos/import/${job.id}`);
       ctx.body = presentImportJob(services.config, job);
@@ -118,7 +118,7 @@ export const importRoutes: Route[] = [
     headers: { 202: ['Location'] },
     handler: async ({ loaded: job }, ctx, services) => {
       const retry = await retryImportJob(services.db, services.config, job, ctx.state.user);
-      services.signals.emit('imports');
+      wake(services).imports();
       ctx.status = 202;
       ctx.set('Location', `/api/v1/repos/import/${retry.id}`);
       ctx.body = presentImportJob(services.config, retry);
@@ -134,7 +134,7 @@ export const importRoutes: Route[] = [
     handler: async ({ loaded: job }, ctx, { db, config, signals }) => {
       if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
       notifyDeliveries({ signals });
-      signals.emit('import-cancel', job.id);
+      wake({ signals }).importCancel(job.id);
       ctx.body = presentImportJob(config, (await findImportJob(db, job.id))!);
     },
   }),

@@ -3,10 +3,10 @@ import type { Services } from '../services.ts';
 import { notFound } from '../http/errors.ts';
 import { NEW_PUSH_MIRROR, formatInterval } from '../pushMirrors/input.ts';
 import { createPushMirror, deletePushMirror, findPushMirror, listPushMirrors, requestSync, type PushMirror } from '../pushMirrors/store.ts';
-import { PUSH_MIRRORS_DUE } from '../pushMirrors/wake.ts';
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
+import { wake } from '../services.ts';
 
 /** The API form of a push mirror (SPEC §8.1.2): never its credentials. */
 const PushMirrorSchema = named('PushMirror', {
@@ -72,7 +72,7 @@ export const pushMirrorRoutes: Route[] = [
     headers: { 201: ['Location'] },
     handler: async ({ body }, ctx, services) => {
       const mirror = await createPushMirror(services.db, services.config, ctx.state.repo, ctx.state.user, body);
-      services.signals.emit(PUSH_MIRRORS_DUE);
+      wake(services).pushMirrors();
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/push-mirrors/${mirror.id}`);
       ctx.body = present(mirror);
@@ -119,7 +119,7 @@ export const pushMirrorRoutes: Route[] = [
     answers: { 202: PushMirrorSchema },
     handler: async ({ loaded }, ctx, services) => {
       await requestSync(services.db, loaded.id);
-      services.signals.emit(PUSH_MIRRORS_DUE);
+      wake(services).pushMirrors();
       ctx.status = 202;
       ctx.body = present((await findPushMirror(services.db, loaded.id)) ?? loaded);
     },

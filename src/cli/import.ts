@@ -11,6 +11,7 @@ import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
 import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
+import { wake } from '../services.ts';
 
 function targetArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -103,7 +104,7 @@ export function importCommand(program: Command, run: RunWrapper) {
               mirror_interval: opts.mirrorInterval,
             });
             process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
-            const interrupted = () => void cancelImportJob(db, services.config, job).then(() => services.signals.emit('import-cancel', job.id));
+            const interrupted = () => void cancelImportJob(db, services.config, job).then(() => wake(services).importCancel(job.id));
             process.once('SIGINT', interrupted);
             await runner.start();
             job = await follow(db, job.id);

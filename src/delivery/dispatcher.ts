@@ -24,6 +24,7 @@ import { createHealthKeeper } from './health.ts';
 import { createGate } from './gate.ts';
 import { releaseClaims, type Release } from './release.ts';
 import { createProber } from './prober.ts';
+import { SIGNAL } from '../services.ts';
 
 /** The gate's verdict when there is nothing to heed. */
 const GO = { send: true } as const;
@@ -191,7 +192,7 @@ function dispatcherLifecycle(p: DispatcherParts): Worker {
     async start() {
       // A commit in this process wakes the loop and tells the others; NOTIFY from the others
       // wakes it too. The due timer is its poll (it sleeps until the next retry falls due).
-      services.signals.on('deliveries', onLocalWork);
+      services.signals.on(SIGNAL.deliveries, onLocalWork);
       // The last place freed: nothing in flight to trigger the next claim, so look now.
       queue.on('idle', () => (claims.moreDue ? claims.wake() : timer.want()));
       queue.on('next', () => {
@@ -205,7 +206,7 @@ function dispatcherLifecycle(p: DispatcherParts): Worker {
       claims.wake();
     },
     async stop() {
-      services.signals.off('deliveries', onLocalWork);
+      services.signals.off(SIGNAL.deliveries, onLocalWork);
       timer.stop();
       pruner.stop();
       p.prober.stop();

@@ -6,7 +6,7 @@ import { branchCommit, dirOf } from './refs.ts';
 import { lockRepository } from './batch.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
-import { pushEventsFor } from '../pushes/events.ts';
+import { pushEventsFor } from './pushEvents.ts';
 import { git, gitExitCode } from '../git/run.ts';
 import { conflict } from '../errors/wharfError.ts';
 

@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
-import { notifyDeliveries, type Services } from '../services.ts';
+import { notifyDeliveries, type Services, wake } from '../services.ts';
 import { recordEvents } from '../events/outbox.ts';
 import type { NewEvent } from '../events/types.ts';
-import { markPushMirrorsDue } from '../pushMirrors/store.ts';
-import { PUSH_MIRRORS_DUE } from '../pushMirrors/wake.ts';
+import { markPushMirrorsDue } from './pushMirrorsDue.ts';
 
 /** Collects the events a domain change raises, to be written in its transaction. */
 export type Raise = (...events: NewEvent[]) => void;
@@ -27,6 +26,6 @@ export async function withEvents<T>(services: Services, work: (trx: Knex.Transac
     return value;
   });
   if (events.length > 0) notifyDeliveries(services);
-  if (mirrorsDue > 0) services.signals.emit(PUSH_MIRRORS_DUE);
+  if (mirrorsDue > 0) wake(services).pushMirrors();
   return result;
 }

@@ -7,7 +7,7 @@ import { insertedId } from './batch.ts';
 import { branchCommit, commitExists, dirOf, isValidRefName, refCommit, ZERO_SHA } from './refs.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
-import { pushEventsFor } from '../pushes/events.ts';
+import { pushEventsFor } from './pushEvents.ts';
 import { git } from '../git/run.ts';
 import { conflict, validationFailed } from '../errors/wharfError.ts';
 import type { NewRelease } from './inputs/releases.ts';

@@ -7,6 +7,7 @@ import { nodeId } from '../work/nodeId.ts';
 import { claimImportJobs, releaseJob, renewLease, sweepDeadOwners } from './claim.ts';
 import { findImportJob } from './jobs.ts';
 import { DEFAULTS, executeJob, type RunnerOptions, type StopReason } from './execute.ts';
+import { SIGNAL } from '../services.ts';
 
 /**
  * The import runner, on the worker loop (src/work/loop.ts): claims due jobs (woken by
@@ -44,7 +45,7 @@ export function createImportRunner(services: Services, runnerOptions: RunnerOpti
     // Claimed while stopping: given straight back, its attempt uncounted.
     giveBack: (id) => releaseJob(db, id, owner, { attempts: db.raw('attempts - 1') }),
     slots: config.importConcurrency,
-    wakeOn: { signals: [[signals, 'imports']], pollMs: options.pollMs },
+    wakeOn: { signals: [[signals, SIGNAL.imports]], pollMs: options.pollMs },
     stopMode: 'abort',
     // A job no longer held was canceled (or taken over): it stops as a cancel does.
     reasons: { stop: 'shutdown' satisfies StopReason, leaseLost: 'canceled' satisfies StopReason },
@@ -57,11 +58,11 @@ export function createImportRunner(services: Services, runnerOptions: RunnerOpti
     async start() {
       await sweepDeadOwners(db, owner);
       await sweepTempDirs(services);
-      signals.on('import-cancel', onCancel);
+      signals.on(SIGNAL.importCancel, onCancel);
       loop.start();
     },
     async stop() {
-      signals.off('import-cancel', onCancel);
+      signals.off(SIGNAL.importCancel, onCancel);
       await loop.stop();
     },
   };

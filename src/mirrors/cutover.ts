@@ -1,4 +1,4 @@
-import { notifyDeliveries, type Services } from '../services.ts';
+import { notifyDeliveries, type Services, wake } from '../services.ts';
 import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
 import { isPostgres } from '../db/connect.ts';
@@ -9,7 +9,7 @@ import { nodeId } from '../work/nodeId.ts';
 import { dropStaging } from './refs.ts';
 import { findMirror, requestSync, type Mirror } from './state.ts';
 import { finishPending } from './sync.ts';
-import { MIRROR_CHANNEL, MIRROR_SIGNAL, MIRROR_STOP_SIGNAL } from './runner.ts';
+import { MIRROR_CHANNEL } from './runner.ts';
 
 /** How long the cutover waits for a sync that is moving refs right now (a few ms of work) before it answers 409. */
 const WAIT_FOR_MOVE_MS = 30_000;
@@ -18,7 +18,7 @@ const WAIT_FOR_MOVE_MS = 30_000;
 export async function queueSync(services: Services, repo: Repository): Promise<Mirror> {
   const mirror = await requestSync(services.db, repo.id);
   if (!mirror) throw conflict(`${repo.org}/${repo.name} is not a mirror`);
-  services.signals.emit(MIRROR_SIGNAL);
+  wake(services).mirrors();
   if (isPostgres(services.db)) await services.db.raw(`NOTIFY ${MIRROR_CHANNEL}`).catch((err) => services.log.warn({ err }, 'could not announce a mirror sync'));
   return mirror;
 }
@@ -65,7 +65,7 @@ export async function stopMirroring(services: Services, repo: Repository, sender
     if (Date.now() > deadline) throw conflict(`a sync of ${repo.org}/${repo.name} is moving its refs; try again`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  services.signals.emit(MIRROR_STOP_SIGNAL, repo.id);
+  wake(services).mirrorStop(repo.id);
   await dropStaging(repoDir(config.reposDir, repo.org, repo.name)).catch((err) => log.warn({ err }, 'could not remove a mirror staging refs'));
   log.info({ repository: `${repo.org}/${repo.name}` }, 'mirror cut over');
 }

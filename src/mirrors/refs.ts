@@ -1,5 +1,5 @@
 import { git, gitBuffer } from '../git/run.ts';
-import type { RefUpdate } from '../pushes/log.ts';
+import { isZero, type RefUpdate } from '../git/refUpdate.ts';
 
 /**
  * Where a sync fetches the source's refs before it moves any visible ref: a namespace
@@ -33,7 +33,6 @@ export async function readRefs(dir: string): Promise<{ visible: Map<string, stri
 
 /** The all-zero id of the repository's object format (the length of `like`). */
 export const zeroId = (like: string) => '0'.repeat(like.length);
-export const isZeroId = (sha: string) => /^0+$/.test(sha);
 
 /** The updates that make `visible` equal `staged`, in byte order of ref name. */
 export function diffRefs(visible: Map<string, string>, staged: Map<string, string>): RefUpdate[] {
@@ -57,8 +56,8 @@ export async function moveRefs(dir: string, updates: RefUpdate[]): Promise<void>
   if (updates.length === 0) return;
   let input = 'start\n';
   for (const u of updates) {
-    if (isZeroId(u.after)) input += `delete ${u.ref} ${u.before}\n`;
-    else if (isZeroId(u.before)) input += `create ${u.ref} ${u.after}\n`;
+    if (isZero(u.after)) input += `delete ${u.ref} ${u.before}\n`;
+    else if (isZero(u.before)) input += `create ${u.ref} ${u.after}\n`;
     else input += `update ${u.ref} ${u.after} ${u.before}\n`;
   }
   input += 'prepare\ncommit\n';

@@ -6,13 +6,10 @@ import { nodeId } from '../work/nodeId.ts';
 import { claimMirrors, releaseMirror, renewMirrorLease, sweepDeadMirrorOwners } from './claim.ts';
 import { findMirror, NEVER } from './state.ts';
 import { MAX_INTERRUPTIONS, syncMirror } from './sync.ts';
+import { SIGNAL } from '../services.ts';
 
-/** The in-process signal that wakes the mirror runner (a sync request); other nodes hear MIRROR_CHANNEL. */
-export const MIRROR_SIGNAL = 'mirrors';
 /** The Postgres channel a sync request is announced on. */
 export const MIRROR_CHANNEL = 'wharf_mirrors';
-/** The in-process signal of a cutover, with the repository id: a sync of it running here stops. */
-export const MIRROR_STOP_SIGNAL = 'mirror-stop';
 
 /** Knobs of the runner; tests may shorten them. */
 export interface MirrorRunnerOptions {
@@ -64,7 +61,7 @@ export function createMirrorRunner(services: Services, runnerOptions: MirrorRunn
     giveBack: (id) => releaseMirror(db, id, owner),
     slots: options.slots,
     wakeOn: {
-      signals: [[signals, MIRROR_SIGNAL]],
+      signals: [[signals, SIGNAL.mirrors]],
       listen: isPostgres(db) ? { databaseUrl: config.databaseUrl, channel: MIRROR_CHANNEL, what: 'mirror sync', log } : undefined,
       pollMs: options.pollMs,
     },
@@ -78,11 +75,11 @@ export function createMirrorRunner(services: Services, runnerOptions: MirrorRunn
   return {
     async start() {
       await sweepDeadMirrorOwners(db, owner);
-      signals.on(MIRROR_STOP_SIGNAL, onStop);
+      signals.on(SIGNAL.mirrorStop, onStop);
       loop.start();
     },
     async stop() {
-      signals.off(MIRROR_STOP_SIGNAL, onStop);
+      signals.off(SIGNAL.mirrorStop, onStop);
       await loop.stop();
     },
   };

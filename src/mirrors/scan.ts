@@ -1,12 +1,11 @@
 import { git, gitBuffer } from '../git/run.ts';
 import { GITMODULES_DIFF, gitmodulesBlobs, gitmodulesMessage, submoduleUrlProblem, submoduleUrls, URL_CONFIG } from '../git/gitmodules.ts';
 import { reachableLfsPointers, type LfsPointer } from '../remote/lfsScan.ts';
-import type { RefUpdate } from '../pushes/log.ts';
-import { isZeroId } from './refs.ts';
+import { isZero, type RefUpdate } from '../git/refUpdate.ts';
 
 /** `rev-list --stdin` input naming a sync's new history: the new tips, not what the repository already shows. */
 function newHistory(updates: RefUpdate[], visible: Map<string, string>): string | null {
-  const tips = [...new Set(updates.filter((u) => !isZeroId(u.after)).map((u) => u.after))];
+  const tips = [...new Set(updates.filter((u) => !isZero(u.after)).map((u) => u.after))];
   if (tips.length === 0) return null;
   // git 2.39 takes no options in --stdin mode: the exclusions are "^<id>" lines.
   return [...tips, ...[...new Set(visible.values())].map((sha) => `^${sha}`)].join('\n') + '\n';

@@ -13,11 +13,13 @@ import { fetchLfsObjects } from '../remote/lfsFetch.ts';
 import { scrubSecrets } from '../remote/gitErrors.ts';
 import { parseSourceUrl, pinSource, type Credentials } from '../remote/url.ts';
 import { insertPushRecord } from '../pushes/records.ts';
-import { parseUpdates, type RefUpdate } from '../pushes/log.ts';
-import { announcePush, PUSH_RECORDED } from '../pushes/wake.ts';
-import { diffRefs, dropStaging, isZeroId, moveRefs, readRefs, STAGING, updateLines } from './refs.ts';
+import { parseUpdates } from '../pushes/log.ts';
+import { isZero, type RefUpdate } from '../git/refUpdate.ts';
+import { announcePush } from '../pushes/wake.ts';
+import { diffRefs, dropStaging, moveRefs, readRefs, STAGING, updateLines } from './refs.ts';
 import { newGitmodulesProblem, newLfsPointers } from './scan.ts';
 import type { Mirror } from './state.ts';
+import { wake } from '../services.ts';
 
 /** Raised when the sync may no longer move this mirror's refs: the cutover came, or another node took the lease. Control flow, never shown. */
 export class SyncStopped extends Error {}
@@ -182,9 +184,9 @@ async function commitSync(
       updated_at: now,
     });
   });
-  services.signals.emit(PUSH_RECORDED);
+  wake(services).pushRecords();
   if (isPostgres(db)) void announcePush(db, log);
-  if (updates.some((u) => u.ref.startsWith('refs/heads/') && (isZeroId(u.before) || isZeroId(u.after)))) {
+  if (updates.some((u) => u.ref.startsWith('refs/heads/') && (isZero(u.before) || isZero(u.after)))) {
     await settleHead(db, repoDir(config.reposDir, repo.org, repo.name), repo, refsAfter).catch((err) =>
       log.error({ err }, 'could not settle HEAD after a mirror sync'),
     );
@@ -226,7 +228,7 @@ export async function finishPending(services: Services, repo: Repository, mirror
   }
   const after = new Map(visible);
   for (const u of updates) {
-    if (isZeroId(u.after)) after.delete(u.ref);
+    if (isZero(u.after)) after.delete(u.ref);
     else after.set(u.ref, u.after);
   }
   await commitSync(services, repo, owner, updates, after, release);

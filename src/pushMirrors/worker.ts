@@ -6,7 +6,7 @@ import { claimPushMirrors, finishPushMirrorSync, parkPushMirror, releasePushMirr
 import { describeSyncError, mirrorCredentials, syncPushMirror } from './sync.ts';
 import type { PushMirror } from './store.ts';
 import type { Credentials } from '../remote/url.ts';
-import { PUSH_MIRRORS_DUE } from './wake.ts';
+import { SIGNAL } from '../services.ts';
 
 /** Knobs of the push mirror worker. */
 export interface PushMirrorWorkerOptions {
@@ -82,7 +82,7 @@ export function createPushMirrorWorker(services: Services, overrides: Partial<Pu
     giveBack: (mirror) => releasePushMirror(db, mirror.id, owner),
     key: (mirror) => mirror.id,
     slots: options.slots,
-    wakeOn: { signals: [[services.signals, PUSH_MIRRORS_DUE]], pollMs: options.pollMs },
+    wakeOn: { signals: [[services.signals, SIGNAL.pushMirrors]], pollMs: options.pollMs },
     stopMode: 'abort',
     reasons: { stop: 'shutdown', leaseLost: 'lease-lost' },
     onError: (err, mirror) => log.error({ err, push_mirror: mirror?.id }, mirror ? 'push mirror sync error' : 'could not claim push mirrors'),

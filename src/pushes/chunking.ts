@@ -1,4 +1,4 @@
-import type { PlannedEvent } from './events.ts';
+import type { PlannedEvent } from '../domain/pushEvents.ts';
 
 /**
  * How a push's planned events are split into chunks, each recorded in one transaction

@@ -3,13 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { errorCode } from '../errors/thrown.ts';
-
-/** One accepted ref update, as git reports it to post-receive. */
-export interface RefUpdate {
-  before: string;
-  after: string;
-  ref: string;
-}
+import type { RefUpdate } from '../git/refUpdate.ts';
 
 /** A landed push as the post-receive hook reported it. */
 export interface PushLog {

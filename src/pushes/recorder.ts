@@ -1,5 +1,5 @@
 import type { Services } from '../services.ts';
-import { notifyDeliveries } from '../services.ts';
+import { notifyDeliveries, wake, SIGNAL } from '../services.ts';
 import type { WorkerFactory } from '../work/worker.ts';
 import { createWorkLoop } from '../work/loop.ts';
 import { isDeadPredecessor, legacyPushNode, nodeId } from '../work/nodeId.ts';
@@ -9,18 +9,17 @@ import { synchronizePulls } from '../domain/pulls.ts';
 import { recordEvents } from '../events/outbox.ts';
 import { openCommitReader } from '../git/commitReader.ts';
 import { repoDir } from '../git/bare.ts';
-import { buildPushEvents, planPush } from './events.ts';
+import { buildPushEvents, planPush } from '../domain/pushEvents.ts';
 import { chunksOf } from './chunking.ts';
 import { legacyPushes, removePushLog } from './log.ts';
 import { claimPushRecord, failPushRecord, insertPushRecord, LeaseLost, markChunkDone, releasePushRecord, renewLease, type PushRecord } from './records.ts';
-import { PUSH_CHANNEL, PUSH_RECORDED } from './wake.ts';
+import { PUSH_CHANNEL } from './wake.ts';
 import { pushMetrics } from './metrics.ts';
 import { isPermanentFailure, MAX_INTERRUPTIONS, parkPushRecord } from './parking.ts';
 import { pushRecordHolders, takeBackPushRecords } from './takeBack.ts';
 import { dropOrphanPushRecord } from './orphans.ts';
 import { pushSender } from './sender.ts';
-import { markPushMirrorsDue } from '../pushMirrors/store.ts';
-import { PUSH_MIRRORS_DUE } from '../pushMirrors/wake.ts';
+import { markPushMirrorsDue } from '../domain/pushMirrorsDue.ts';
 
 /** Push records recorded side by side by one node (each a different repository). */
 const CONCURRENCY = 2;
@@ -76,7 +75,7 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
         // The push is recorded: its repository's push mirrors owe a sync (same transaction).
         if (k === chunks.length - 1) mirrorsDue = await markPushMirrorsDue(trx, repo.id);
       });
-      if (mirrorsDue > 0) services.signals.emit(PUSH_MIRRORS_DUE);
+      if (mirrorsDue > 0) wake(services).pushMirrors();
       metrics.chunks.inc();
       notifyDeliveries(services);
       // Let requests in between chunks.
@@ -188,7 +187,7 @@ export const pushRecorder: WorkerFactory = (services) => {
     key: (rec) => rec.id,
     slots: CONCURRENCY,
     wakeOn: {
-      signals: [[services.signals, PUSH_RECORDED]],
+      signals: [[services.signals, SIGNAL.pushRecords]],
       listen: isPostgres(db) ? { databaseUrl: config.databaseUrl, channel: PUSH_CHANNEL, what: 'push record', log } : undefined,
       pollMs: POLL_MS,
     },

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { isPostgres, type Db } from '../db/connect.ts';
 import type { DbInt } from '../db/rows.ts';
 import { CHUNKING, type Chunking } from './chunking.ts';
-import { parseRefListing, parseUpdates, REFS_END, type PushLog, type RefUpdate } from './log.ts';
+import { parseRefListing, parseUpdates, REFS_END, type PushLog } from './log.ts';
+import type { RefUpdate } from '../git/refUpdate.ts';
 
 /** A push whose events are still to be recorded, as claimed by one node. */
 export interface PushRecord {

@@ -8,6 +8,3 @@ export const PUSH_CHANNEL = 'wharf_push_records';
 export async function announcePush(db: Db, log: Logger): Promise<void> {
   await db.raw(`NOTIFY ${PUSH_CHANNEL}`).catch((err) => log.warn({ err }, 'could not announce a push record'));
 }
-
-/** The in-process signal the smart-HTTP route raises once a push record is committed. */
-export const PUSH_RECORDED = 'push-records';

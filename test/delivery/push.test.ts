@@ -6,7 +6,7 @@ import { startReceiver } from './receiver.ts';
 import { clockPast, deliveriesSettled, waitFor } from '../helpers/wait.ts';
 import { buildWebhook } from './build.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
+import { wake } from '../../src/services.ts';
 
 t.test('a real git push reaches the receiver as signed push deliveries, branch filter honoured', async (t) => {
   const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
@@ -76,7 +76,7 @@ t.test('a push goes to the webhooks that existed when it landed, not to one adde
     refsAfter: new Map([['refs/heads/main', sha]]),
     landedAt: landed,
   });
-  w.running.services.signals.emit(PUSH_RECORDED);
+  wake(w.running.services).pushRecords();
   await w.pushesRecorded();
   await waitFor(() => rx.received.some((r) => r.event === 'push'), { what: 'the push delivery' });
   // Every push delivery is written with the push's events (recorded above); once all are settled none is sent again: the receiver's count is final.

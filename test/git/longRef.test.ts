@@ -4,7 +4,7 @@ import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wha
 import { gitClient, repoUrl } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
+import { wake } from '../../src/services.ts';
 
 const ZERO = '0'.repeat(40);
 /** A branch git takes (no component over 255 bytes) whose ref is longer than the 1,024 characters events.ref holds. */
@@ -59,7 +59,7 @@ t.test(
     await g.ok(['push', '-q', `file://${bare}`, LONG], { cwd: work });
     const ref = `refs/heads/${LONG}`;
     await insertPushRecord(db, repo.id, ann.user.id, { updates: [{ before: ZERO, after: c1, ref }], refsAfter: new Map([[ref, c1]]), landedAt: Date.now() });
-    w.running.services.signals.emit(PUSH_RECORDED);
+    wake(w.running.services).pushRecords();
 
     await g.ok(['remote', 'add', 'origin', repoUrl(w, 'acme/app', ann.token)], { cwd: work });
     const c2 = await g.commit(work, 'two');

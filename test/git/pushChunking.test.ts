@@ -5,7 +5,7 @@ import { startServer } from '../../src/server.ts';
 import { connect } from '../../src/db/connect.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
 import { chunksOf } from '../../src/pushes/chunking.ts';
-import type { PlannedEvent } from '../../src/pushes/events.ts';
+import type { PlannedEvent } from '../../src/domain/pushEvents.ts';
 import { buildRepo, buildUser, listenToEvents, startWharf } from '../helpers/wharf.ts';
 import { gitClient } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -10,7 +10,7 @@ import { createTestDatabase } from '../helpers/database.ts';
 import { startServeProcess } from '../helpers/serveProcess.ts';
 import { connect } from '../../src/db/connect.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
+import { wake } from '../../src/services.ts';
 
 const ZERO = '0'.repeat(40);
 
@@ -40,7 +40,7 @@ t.test('a push record whose node died while recording it, taken over for the thi
   });
   await db('push_records').where('id', twice).update({ locked_by: 'gone:/a', locked_at: 1, interruptions: 1 });
   await db('push_records').where('id', thrice).update({ locked_by: 'gone:/b', locked_at: 1, interruptions: 2 });
-  w.running.services.signals.emit(PUSH_RECORDED);
+  wake(w.running.services).pushRecords();
 
   const c2 = await g.commit(work, 'two');
   await g.ok(['push', '-q', 'origin', 'main'], { cwd: work });

@@ -4,7 +4,7 @@ import { startWharf, buildRepo, buildUser, listenToEvents } from '../helpers/wha
 import { gitClient } from '../helpers/git.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { insertPushRecord } from '../../src/pushes/records.ts';
-import { PUSH_RECORDED } from '../../src/pushes/wake.ts';
+import { wake } from '../../src/services.ts';
 
 const ZERO = '0'.repeat(40);
 
@@ -32,7 +32,7 @@ t.test(
       ]),
       landedAt: Date.now(),
     });
-    w.running.services.signals.emit(PUSH_RECORDED);
+    wake(w.running.services).pushRecords();
 
     const record = async () => w.running.services.db('push_records').first('attempts', 'next_try_at', 'last_error', 'locked_by');
     const failed = await waitFor(

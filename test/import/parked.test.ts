@@ -10,6 +10,7 @@ import { buildUser, type TestLike } from '../helpers/wharf.ts';
 import { openBrowser, signIn, startUiWharf } from '../ui/browser.ts';
 import { waitForJob } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { wake } from '../../src/services.ts';
 
 /** An HTTP "source" that answers at once and then sends a byte every 0.5 s forever: a run that never ends by itself. */
 async function endlessSource(t: TestLike): Promise<string> {
@@ -123,7 +124,7 @@ t.test(
       .insert({ ...base, source_url: 'http://127.0.0.1:9/b.git', name: 'doomed', attempts: 3, interruptions: 2 })
       .returning('id');
     const ids = [a, b].map((x: any) => Number(typeof x === 'object' ? x.id : x));
-    w.running.services.signals.emit('imports');
+    wake(w.running.services).imports();
     const doomed = await waitForJob(w, ids[1], { token, timeoutMs: 30_000 });
     t.equal(doomed.status, 'failed');
     t.match(doomed.error, /^parked: the node running this import stopped 3 times/);

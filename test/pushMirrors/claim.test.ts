@@ -3,7 +3,8 @@ import t from 'tap';
 import { buildRepo, startWharf } from '../helpers/wharf.ts';
 import { nodeId } from '../../src/work/nodeId.ts';
 import { claimPushMirrors, finishPushMirrorSync, renewPushMirrorLease, sweepDeadPushMirrorOwners } from '../../src/pushMirrors/claim.ts';
-import { createPushMirror, findPushMirror, markPushMirrorsDue } from '../../src/pushMirrors/store.ts';
+import { createPushMirror, findPushMirror } from '../../src/pushMirrors/store.ts';
+import { markPushMirrorsDue } from '../../src/domain/pushMirrorsDue.ts';
 
 t.test('one sync at a time per mirror: claims, leases, take-over, and a push during a sync', async (t) => {
   // No workers: this test is the only one claiming.

@@ -12,12 +12,13 @@ import { settleHead } from '../../domain/head.ts';
 import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
 import { findMirror } from '../../mirrors/state.ts';
 import { newPushLog, preparePushLogs, readPushLog, removePushLog } from '../../pushes/log.ts';
-import { isZero } from '../../pushes/events.ts';
+import { isZero } from '../../git/refUpdate.ts';
 import { insertPushRecord } from '../../pushes/records.ts';
-import { announcePush, PUSH_RECORDED } from '../../pushes/wake.ts';
+import { announcePush } from '../../pushes/wake.ts';
 import { isPostgres } from '../../db/connect.ts';
 import type { Repository } from '../../domain/repos.ts';
 import { GIT_SERVICES, parseGitPath, type GitPath } from '../gitPath.ts';
+import { wake } from '../../services.ts';
 
 /** The service and access level of a smart-HTTP request, or null for anything else. */
 function gitService(ctx: Context, target: GitPath): { service: string; level: 'read' | 'write' } | null {
@@ -152,6 +153,6 @@ async function landPush(services: Services, repo: Repository, senderId: number |
     }
   }
   await removePushLog(logFile);
-  services.signals.emit(PUSH_RECORDED);
+  wake(services).pushRecords();
   if (isPostgres(services.db)) void announcePush(services.db, services.log);
 }

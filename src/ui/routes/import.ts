@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { notifyDeliveries, type Services } from '../../services.ts';
+import { notifyDeliveries, type Services, wake } from '../../services.ts';
 import type { User } from '../../domain/accounts.ts';
 import { orgsFor } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
@@ -76,7 +76,7 @@ async function startImport(services: Services, user: User, values: ImportValues,
   if (owned.refused) return { errors: { _: ['Only organization owners may import repositories'] } };
   try {
     const job = await createImportJob(services.db, services.config, owned.org, user, body as ImportBody & { source_url: string; name: string });
-    services.signals.emit('imports');
+    wake(services).imports();
     return { job };
   } catch (err) {
     if (!(err instanceof WharfError) || (err.code !== 'conflict' && err.code !== 'validation_failed')) throw err;
@@ -166,7 +166,7 @@ export function importRoutes(router: Router, services: Services) {
     const job = await jobOf(services, user, ctx.params.id);
     try {
       const retry = await retryImportJob(services.db, services.config, job, user);
-      services.signals.emit('imports');
+      wake(services).imports();
       ctx.status = 303;
       ctx.redirect(`/-/import/${retry.id}`);
     } catch (err) {
@@ -183,7 +183,7 @@ export function importRoutes(router: Router, services: Services) {
     // It ended while the page was open: show how.
     if (!(await cancelImportJob(services.db, services.config, job)))
       return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
-    services.signals.emit('import-cancel', id);
+    wake(services).importCancel(id);
     notifyDeliveries(services);
     redirectWithFlash(ctx, `/-/import/${id}`, 'Import canceled.');
   });

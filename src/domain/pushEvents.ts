@@ -1,10 +1,10 @@
 import type { Config } from '../config.ts';
-import type { Repository } from '../domain/repos.ts';
-import { organizationPayload, repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
+import type { Repository } from './repos.ts';
+import { organizationPayload, repositoryPayload, senderPayload } from './payloads/common.ts';
 import type { NewEvent } from '../events/types.ts';
-import type { PushPayload } from '../domain/payloads/schemas/push.ts';
+import type { PushPayload } from './payloads/schemas/push.ts';
 import { repoDir } from '../git/bare.ts';
-import type { RefUpdate } from './log.ts';
+import { isZero, type RefUpdate } from '../git/refUpdate.ts';
 import { newCommits, peelCommits, refValues, type NewCommits } from '../git/objects.ts';
 import { readCommits, type CommitInfo, type CommitReader } from '../git/commitReader.ts';
 import { gitSucceeds } from '../git/run.ts';
@@ -14,9 +14,6 @@ export const ZERO_ID = '0000000000000000000000000000000000000000';
 
 /** At most this many commits are listed per push event (SPEC §6). */
 export const MAX_COMMITS = 2048;
-
-/** True for the all-zero id: a ref created (before) or deleted (after). */
-export const isZero = (sha: string) => /^0+$/.test(sha);
 
 /** True for the refs that raise push events: branches and tags (SPEC §6, as GitHub and Gitea). */
 export const raisesPushEvent = (ref: string) => ref.startsWith('refs/heads/') || ref.startsWith('refs/tags/');
