@@ -60,7 +60,8 @@ module.exports = {
     {
       name: 'domain-below-webhooks-and-workers',
       severity: 'error',
-      comment: 'A domain operation commits its change and its events; it neither calls a worker nor the webhook layer above it (it wakes workers through wake()).',
+      comment:
+        'A domain operation commits its change and its events; it neither calls a worker nor the webhook layer above it (it wakes workers through wake()).',
       from: { path: '^src/domain/' },
       to: { path: `${WORKERS}|^src/webhooks/` },
     },
