@@ -7,6 +7,7 @@
 //     recorded the push event (its outbox row, written by the push recorder just after the
 //     push returns) to the moment the receiver has the signed delivery;
 //  3. the RSS of a `wharf serve` process with 100,000 deliveries pending.
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,7 +109,7 @@ async function repoWithHook(running: RunningServer, url: string): Promise<Reposi
   const org = (await findOrg(db, 'demo'))!;
   const repo = await createRepository(db, config, { org, name: `app${randomBytes(3).toString('hex')}`, visibility: 'private' });
   const admin = await db('users').where('login', 'admin').first();
-  await createWebhook(db, config, repo, admin, { url, active: false, events: ['push'] });
+  await createWebhook({ db, config, signals: new EventEmitter() }, repo, admin, { url, active: false, events: ['push'] });
   await db('webhooks').where('repository_id', repo.id).update({ active: true });
   return repo;
 }

@@ -17,6 +17,7 @@
 // recorded as done in the queue's own store (Postgres rows gone, BullMQ's `completed`
 // events); Wharf's from the due time to the last result written. Each figure is the median
 // of BENCH_RUNS (5) runs, each with a fresh receiver, databases and queue, with its spread.
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -261,7 +262,7 @@ async function wharfRate(dir: string, dialect: 'sqlite' | 'postgres', origin: st
     const org = (await findOrg(db, 'demo'))!;
     const repo = await createRepository(db, config, { org, name: 'app', visibility: 'private' });
     const admin = await db('users').where('login', 'admin').first();
-    await createWebhook(db, config, repo, admin, { url: `${origin}/hook`, active: false, events: ['push'], secret: SECRET });
+    await createWebhook({ db, config, signals: new EventEmitter() }, repo, admin, { url: `${origin}/hook`, active: false, events: ['push'], secret: SECRET });
     await db('webhooks').where('repository_id', repo.id).update({ active: true });
     for (let i = 0; i < bodies.length; i += 2000) {
       await db.transaction(async (trx: Knex.Transaction) => {

@@ -19,7 +19,7 @@ function isLimited(path: string): boolean {
   return parseGitPath(path) !== null;
 }
 
-/** Builds the Koa application: nosniff, request ids, request logs, one error renderer, the bad-input guard, the rate limit, then every route group. */
+/** Builds the Koa application: nosniff, request ids, request logs, the error renderer of HTTP answers (http/onerror.ts; LFS, the web UI and the CLI render their own), the bad-input guard, the rate limit, then every route group. */
 export function createApp(services: Services, mounts: Mount[] = []): Koa {
   const app = new Koa({ proxy: false });
   // Errors are rendered by errorRenderer; Koa's own handler would print stacks to stderr.

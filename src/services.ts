@@ -14,6 +14,9 @@ export interface Services {
   listenUrl?: string;
 }
 
+/** What a domain operation is handed: it commits its change, then wakes the workers it made work for (wake()). */
+export type DomainContext = Pick<Services, 'db' | 'config' | 'signals'> & { log?: Logger };
+
 /** The in-process signals that wake workers, named in this one place so a sender and its listener cannot disagree. */
 export const SIGNAL = {
   /** New deliveries were committed: the dispatcher claims. */

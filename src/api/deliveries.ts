@@ -1,5 +1,4 @@
-import { notifyDeliveries } from '../services.ts';
-import { insertPing } from '../webhooks/ping.ts';
+import { sendPing } from '../webhooks/ping.ts';
 import { attemptsOf, bodyOf, findDelivery, resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import { countDeliveries, listDeliveries, MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../webhooks/history.ts';
 import { REDELIVER_INPUT, redeliveryWindow, redeliveryWindowProblems } from '../webhooks/input.ts';
@@ -182,8 +181,7 @@ export const deliveryRoutes: Route[] = [
     answers: { 202: DeliverySchema },
     handler: async (_input, ctx, services) => {
       const { db, config } = services;
-      const id = await insertPing(db, config, ctx.state.repo ?? ctx.state.org, ctx.state.user, ctx.state.webhook);
-      notifyDeliveries(services);
+      const id = await sendPing(services, ctx.state.repo ?? ctx.state.org, ctx.state.user, ctx.state.webhook);
       ctx.status = 202;
       ctx.body = presentDelivery(config.baseUrl, (await findDelivery(db, ctx.state.webhook.id, id))!);
     },
@@ -253,9 +251,8 @@ export const deliveryRoutes: Route[] = [
     handler: async ({ params }, ctx, services) => {
       const original = await findDelivery(services.db, ctx.state.webhook.id, params.delivery);
       if (!original) throw notFound('Delivery not found');
-      const copy = await redeliver(services.db, original);
+      const copy = await redeliver(services, original);
       if (copy === 'pending') throw conflict('The delivery is still pending; retry it once it has finished');
-      notifyDeliveries(services);
       ctx.status = 202;
       ctx.set('Location', `/api/v1/webhooks/${copy.webhook_id}/deliveries/${copy.id}`);
       ctx.body = presentDelivery(services.config.baseUrl, copy);
@@ -273,8 +270,7 @@ export const deliveryRoutes: Route[] = [
     bodyCheck: redeliveryWindowProblems,
     answers: { 202: RedeliveredSchema },
     handler: async ({ body }, ctx, services) => {
-      const outcome = await redeliverFailed(services.db, ctx.state.webhook.id, redeliveryWindow(body, Date.now()));
-      if (outcome.redelivered > 0) notifyDeliveries(services);
+      const outcome = await redeliverFailed(services, ctx.state.webhook.id, redeliveryWindow(body, Date.now()));
       ctx.status = 202;
       ctx.body = outcome;
     },

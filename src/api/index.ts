@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Services } from '../services.ts';
 import type { Route } from './route.ts';
 import { mountRoutes } from './mount.ts';
-import { healthRoutes } from './health.ts';
+import { livenessRoutes } from './liveness.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
 import { repoRoutes } from './repos.ts';
@@ -24,7 +24,7 @@ import { openApiRoute } from './openapi.ts';
 
 /** Every route group, in the order they are matched (imports before /repos/{org}/{repo}, whose path they share). */
 const GROUPS: Route[][] = [
-  healthRoutes,
+  livenessRoutes,
   [openApiRoute(() => API_ROUTES)],
   userRoutes,
   orgRoutes,

@@ -1,5 +1,5 @@
 import type { RouteContext } from './context.ts';
-import { notifyDeliveries, type Services } from '../services.ts';
+import type { Services } from '../services.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import type { Webhook } from '../webhooks/model.ts';
 import { createWebhook, deleteWebhook, findWebhook, listOrgWebhooks, updateWebhook } from '../webhooks/store.ts';
@@ -36,8 +36,7 @@ export const orgWebhookRoutes: Route[] = [
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
       const { input } = checked;
-      const created = await createWebhook(services.db, services.config, ctx.state.org, ctx.state.user, { ...input, url: input.url! });
-      if (created.webhook.active) notifyDeliveries(services);
+      const created = await createWebhook(services, ctx.state.org, ctx.state.user, { ...input, url: input.url! });
       ctx.status = 201;
       ctx.set('Location', `/api/v1/orgs/${ctx.state.org.name}/webhooks/${created.webhook.id}`);
       ctx.body = { ...(await present(services, [created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) };
@@ -75,7 +74,7 @@ export const orgWebhookRoutes: Route[] = [
     handler: async ({ body, loaded: hook }, ctx, services) => {
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
-      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input, services.log);
+      const updated = await updateWebhook(services, hook.id, checked.input);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];
     },

@@ -1,8 +1,8 @@
 import type { RouteContext } from './context.ts';
-import { notifyDeliveries, type Services } from '../services.ts';
+import type { Services } from '../services.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { HEADER_STYLES, HEALTH_STATES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
-import { heldCounts } from '../webhooks/health.ts';
+import { heldCounts } from '../webhooks/endpointHealth.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
 import { checkWebhookInput, orgOnlyEventProblems, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
 import { lastDeliveries } from '../webhooks/history.ts';
@@ -175,8 +175,7 @@ export const webhookRoutes: Route[] = [
       if (checked.problems) throw validationFailed(checked.problems);
       const { input } = checked;
       refuseOrgOnlyEvents(input.events);
-      const created = await createWebhook(services.db, services.config, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
-      if (created.webhook.active) notifyDeliveries(services);
+      const created = await createWebhook(services, ctx.state.repo, ctx.state.user, { ...input, url: input.url! });
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/webhooks/${created.webhook.id}`);
       ctx.body = { ...(await present(services, [created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) };
@@ -215,7 +214,7 @@ export const webhookRoutes: Route[] = [
       const checked = await checkWebhookInput(services.config, body);
       if (checked.problems) throw validationFailed(checked.problems);
       refuseOrgOnlyEvents(checked.input.events);
-      const updated = await updateWebhook(services.db, services.config, hook.id, checked.input, services.log);
+      const updated = await updateWebhook(services, hook.id, checked.input);
       if (!updated) throw notFound('Webhook not found');
       ctx.body = (await present(services, [updated]))[0];
     },

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { isPostgres } from '../db/connect.ts';
@@ -33,11 +34,12 @@ export function webhookCommands(program: Command, run: RunWrapper) {
         const checked = checkRedeliveryTimes(opts.since, opts.until, now);
         if (checked.problems) throw validationFailed(checked.problems);
         const { input } = checked;
-        const db = await openServerDb(loadConfig());
+        const config = loadConfig();
+        const db = await openServerDb(config);
         try {
           if (!(await findWebhook(db, id))) throw new CliError(`no webhook with id ${id}`);
           // One call, as the API makes: at most 10,000 in one transaction; `remaining` says whether to run it again.
-          const { redelivered, remaining } = await redeliverFailed(db, id, redeliveryWindow(input, now));
+          const { redelivered, remaining } = await redeliverFailed({ db, config, signals: new EventEmitter() }, id, redeliveryWindow(input, now));
           if (redelivered > 0 && isPostgres(db)) await db.raw(`NOTIFY ${CHANNEL}`);
           process.stdout.write(`redelivered ${redelivered}, remaining ${remaining}\n`);
         } finally {

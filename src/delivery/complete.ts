@@ -23,7 +23,7 @@ export interface AttemptResult {
   requestHeaders: Record<string, string>;
   responseHeaders: Record<string, string> | null;
   responseBody: string | null;
-  /** The webhook, and its health as the claim read it: the health accounting (health.ts) reads them, the write does not. */
+  /** The webhook, and its health as the claim read it: the health accounting (healthKeeper.ts) reads them, the write does not. */
   hookId: number;
   health: ClaimHealth | null;
   /** A 429's or 503's Retry-After, as the time it names (at most an hour ahead), or null. */

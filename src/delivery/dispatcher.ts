@@ -20,7 +20,7 @@ import { createDueTimer } from './dueTimer.ts';
 import { createPruner } from './pruner.ts';
 import { attemptMaker } from './attempt.ts';
 import { markInFlight } from './markInFlight.ts';
-import { createHealthKeeper } from './health.ts';
+import { createHealthKeeper } from './healthKeeper.ts';
 import { createGate } from './gate.ts';
 import { releaseClaims, type Release } from './release.ts';
 import { createProber } from './prober.ts';

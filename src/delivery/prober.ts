@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import type { Config } from '../config.ts';
-import { disable, failHeld } from '../webhooks/health.ts';
+import { disable, failHeld } from '../webhooks/endpointHealth.ts';
 
 /** How often each process looks for probes due, webhooks paused too long and stray held deliveries. */
 export const HEALTH_TICK_MS = 1000;
@@ -12,7 +12,7 @@ export const HEALTH_TICK_MS = 1000;
  * Makes the probes due (SPEC §5.5): for each paused webhook whose probe time has come, its
  * oldest held delivery becomes its one probe, due now, and the probe time moves to the
  * probe's lease end, so no other process (or tick) sends another until it is answered (the
- * answer sets the next time, health.ts) or the lease runs out (its node died). Postgres:
+ * answer sets the next time, healthKeeper.ts) or the lease runs out (its node died). Postgres:
  * SKIP LOCKED, so two processes never take the same webhook. A paused webhook holding
  * nothing is looked at again after its interval. Returns how many probes were made due.
  */

@@ -9,7 +9,7 @@ export async function pushRecordHolders(db: Db): Promise<string[]> {
 /**
  * Takes back, at start, the claims `holders` held: runs of this node that are gone (it
  * died while recording them). Each counts an interruption, so a record that kills its
- * node is parked after MAX_INTERRUPTIONS (pushParking.ts). A crash during this statement
+ * node is parked after MAX_INTERRUPTIONS (parking.ts). A crash during this statement
  * changes nothing (one UPDATE): the next start takes them back, or their leases run out.
  */
 export async function takeBackPushRecords(db: Db, holders: string[]): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { wake, type DomainContext } from '../services.ts';
 import { countBy } from '../db/rows.ts';
 import { DELIVERY_COLUMNS, toDelivery, type Delivery } from './deliveries.ts';
 import type { DeliveryStatus } from './model.ts';
@@ -62,10 +63,11 @@ export async function lastDeliveries(db: Db, webhookIds: number[]): Promise<Map<
 /**
  * Queues a redelivery of a finished delivery: a new row with the same guid and the same
  * body (the event reference or the ping bytes), `redelivery_of` pointing back. Returns
- * 'pending' when the original has not finished (the caller answers 409).
+ * 'pending' when the original has not finished (the caller answers 409). Wakes the
+ * dispatcher once it is committed.
  */
-export async function redeliver(db: Db, original: Delivery): Promise<Delivery | 'pending'> {
-  return db.transaction(async (trx) => {
+export async function redeliver(context: DomainContext, original: Delivery): Promise<Delivery | 'pending'> {
+  const copy = await context.db.transaction(async (trx) => {
     const row = await trx('deliveries').where('id', original.id).first('status', 'payload', 'event_id');
     if (!row || row.status === 'pending') return 'pending' as const;
     const now = Date.now();
@@ -88,6 +90,8 @@ export async function redeliver(db: Db, original: Delivery): Promise<Delivery | 
     const id = Number(typeof ins === 'object' ? ins.id : ins);
     return toDelivery(await trx('deliveries').where('id', id).first(DELIVERY_COLUMNS));
   });
+  if (copy !== 'pending') wake(context).deliveries();
+  return copy;
 }
 
 /** At most this many deliveries are redelivered by one bulk redelivery (SPEC §5.2); the rest are counted as `remaining`. */
@@ -122,15 +126,16 @@ function redeliverable(db: Knex | Knex.Transaction, webhookId: number, window: R
  * redelivered and how many matching ones remain (for the next call). Calling it again
  * redelivers nothing already redelivered. Concurrent calls for one webhook are
  * serialized (the webhook's row locked on Postgres; SQLite's write lock), so two never
- * redeliver the same delivery. Call notifyDeliveries() after.
+ * redeliver the same delivery. Wakes the dispatcher when it redelivered any.
  */
 export async function redeliverFailed(
-  db: Db,
+  context: DomainContext,
   webhookId: number,
   window: RedeliveryWindow,
   limit: number = MAX_BULK_REDELIVERIES,
 ): Promise<{ redelivered: number; remaining: number }> {
-  return db.transaction(async (trx) => {
+  const { db } = context;
+  const outcome = await db.transaction(async (trx) => {
     if (isPostgres(db)) await trx('webhooks').where('id', webhookId).forUpdate().first('id');
     const now = Date.now();
     const chosen = redeliverable(trx, webhookId, window)
@@ -160,6 +165,8 @@ export async function redeliverFailed(
     }
     return { redelivered, remaining: matching - redelivered };
   });
+  if (outcome.redelivered > 0) wake(context).deliveries();
+  return outcome;
 }
 
 /** The columns a bulk redelivery writes, in the order its SELECT gives them. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
+import { wake, type DomainContext } from '../services.ts';
 import type { Repository } from '../domain/repos.ts';
 import type { Org, User } from '../domain/accounts.ts';
 import { organizationPayload, repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
@@ -43,7 +44,7 @@ export function pingPayload(config: Config, owner: WebhookOwner, sender: User | 
 /**
  * Writes a `ping` delivery for one webhook, whatever its events and even when inactive;
  * its bytes are kept on the delivery itself as no event row stands behind it.
- * Returns the delivery id. Call notifyDeliveries() after the commit.
+ * Returns the delivery id. Call notifyDeliveries() after the commit (sendPing does both).
  */
 export async function insertPing(trx: Knex | Knex.Transaction, config: Config, owner: WebhookOwner, sender: User | null, hook: Webhook): Promise<number> {
   const now = Date.now();
@@ -60,4 +61,11 @@ export async function insertPing(trx: Knex | Knex.Transaction, config: Config, o
     })
     .returning('id');
   return Number(typeof row === 'object' ? row.id : row);
+}
+
+/** Sends a webhook a `ping` (the API's and the web UI's "ping"): writes it, then wakes the dispatcher. Returns the delivery id. */
+export async function sendPing(context: DomainContext, owner: WebhookOwner, sender: User | null, hook: Webhook): Promise<number> {
+  const id = await insertPing(context.db, context.config, owner, sender, hook);
+  wake(context).deliveries();
+  return id;
 }

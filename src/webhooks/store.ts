@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import type { Logger } from 'pino';
 import { validationFailed } from '../errors/wharfError.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import type { Db } from '../db/connect.ts';
@@ -8,10 +7,10 @@ import { generateSecret, sealWebhookSecret } from './secret.ts';
 import { MAX_WEBHOOKS_PER_ORG, MAX_WEBHOOKS_PER_REPOSITORY, toWebhook, type Webhook } from './model.ts';
 import { insertPing, isRepository, type WebhookOwner } from './ping.ts';
 import { openCustomHeaders, sealCustomHeaders } from './headers.ts';
-import type { Config } from '../config.ts';
+import { wake, type DomainContext } from '../services.ts';
 import type { User } from '../domain/accounts.ts';
 import type { WebhookInput } from './input.ts';
-import { healthy, resumeWebhook } from './health.ts';
+import { healthy, resumeWebhook } from './endpointHealth.ts';
 
 /** Why a create or update was refused: a `validation_failed` naming the field (a JSON Pointer). */
 const refused = (path: string, message: string) => validationFailed([{ path, message }]);
@@ -34,16 +33,16 @@ export async function findWebhook(db: Db | Knex.Transaction, id: number): Promis
 
 /**
  * Creates a webhook of a repository or of an organization (at most 20 per owner, one per URL) and, when it is active,
- * its first `ping` delivery in the same transaction. Returns the webhook and the secret,
- * which the caller shows once and never again. Call notifyDeliveries() after.
+ * its first `ping` delivery in the same transaction, then wakes the dispatcher. Returns the webhook and the secret,
+ * which the caller shows once and never again.
  */
 export async function createWebhook(
-  db: Db,
-  config: Config,
+  context: DomainContext,
   owner: WebhookOwner,
   sender: User,
   input: WebhookInput & { url: string },
 ): Promise<{ webhook: Webhook; secret: string }> {
+  const { db, config } = context;
   const secret = input.secret ?? generateSecret();
   const ofRepo = isRepository(owner);
   const [table, column, max, noun] = ofRepo
@@ -85,6 +84,7 @@ export async function createWebhook(
     if (hook.active) await insertPing(trx, config, owner, sender, hook);
     return hook;
   });
+  if (webhook.active) wake(context).deliveries();
   return { webhook, secret };
 }
 
@@ -93,17 +93,10 @@ export async function createWebhook(
  * when the webhook is gone. `active: true` on a paused or disabled webhook resumes it at
  * once (SPEC §5.5): healthy, its held deliveries released in the order they were created.
  */
-export async function updateWebhook(db: Db, config: Config, id: number, input: WebhookInput, log?: Logger): Promise<Webhook | undefined> {
-  if (input.active === true) {
-    const resumed = await resumeWebhook(db, id);
-    if (resumed && resumed.was !== 'healthy') {
-      log?.info(
-        { webhook_id: id, was: resumed.was, held_released: resumed.released },
-        'webhook resumed by its owner; %d held deliveries released',
-        resumed.released,
-      );
-    }
-  }
+export async function updateWebhook(context: DomainContext, id: number, input: WebhookInput): Promise<Webhook | undefined> {
+  const { db, config } = context;
+  // Resumed at once, its held deliveries released (and the dispatcher woken for them).
+  if (input.active === true) await resumeWebhook(context, id);
   const patch: Record<string, unknown> = { updated_at: Date.now() };
   if (input.url !== undefined) patch.url = input.url;
   if (input.secret !== undefined) patch.secret = sealWebhookSecret(config, input.secret);

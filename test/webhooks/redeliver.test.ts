@@ -73,7 +73,7 @@ t.test('bulk redelivery: every failed delivery of the window once, same guid and
   // An earlier window with an end: only the three before `since`; with a cap of 2, one remains.
   const until = new Date(Date.parse(since) - 1).toISOString();
   rx.answer(() => ({ status: 503 }));
-  const capped = await redeliverFailed(db, hook.id, { since: 0, until: Date.parse(until) }, 2);
+  const capped = await redeliverFailed(w.running.services, hook.id, { since: 0, until: Date.parse(until) }, 2);
   t.same(capped, { redelivered: 2, remaining: 1 }, 'the cap, and what remains');
   const rest = await w.api('POST', path, { body: { since: '2000-01-01T00:00:00Z', until } });
   t.same([rest.status, rest.body], [202, { redelivered: 1, remaining: 0 }]);

@@ -10,7 +10,7 @@ export const PUSH_LOG_VARIABLE = 'WHARF_PUSH_LOG';
 // git feeds post-receive one "old new ref" line per accepted update on stdin. The hook
 // writes them, a blank line, and every ref's value after the push closed by a "."
 // line, to a temporary file it then renames to the push log path the route named
-// (see pushLog.ts): the route reads exact updates and stores them in the database, and
+// (see pushes/log.ts): the route reads exact updates and stores them in the database, and
 // the push's events can be built later as the repository was at this moment. Without
 // the ref listing (git could not list them) the events are built from the refs as they
 // are then.

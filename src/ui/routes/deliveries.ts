@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { notifyDeliveries, type Services } from '../../services.ts';
-import { insertPing } from '../../webhooks/ping.ts';
-import { heldCounts, resumeWebhook } from '../../webhooks/health.ts';
-import { healthBanner } from '../pages/health.ts';
+import type { Services } from '../../services.ts';
+import { sendPing } from '../../webhooks/ping.ts';
+import { heldCounts, resumeWebhook } from '../../webhooks/endpointHealth.ts';
+import { healthBanner } from '../pages/webhookHealth.ts';
 import { attemptsOf, bodyOf, findDelivery } from '../../webhooks/deliveries.ts';
 import { MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../../webhooks/history.ts';
 import { countDeliveryStates, findDeliverySummary, listDeliverySummaries, type DeliveryStateCounts } from '../../webhooks/summaries.ts';
@@ -123,7 +123,7 @@ function bulkRedeliverForm(ctx: Context, here: string) {
 
 /** A webhook's page (counts, recent deliveries unfolding to request and response), Ping and Redeliver. */
 export function deliveryRoutes(router: Router, services: Services, hooks = '/:org/:repo/settings/hooks') {
-  const { db, config } = services;
+  const { db } = services;
   const base = `${hooks}/:id`;
 
   router.get(base, (ctx) => webhookPage(ctx, services));
@@ -134,8 +134,7 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
     const { user, pageBase } = scope;
     const hook = await hookOf(services, scope, ctx.params.id); // the webhook must belong to this repository (or organization)
     const id = hook.id;
-    const did = await insertPing(db, config, scope.owner, user, hook);
-    notifyDeliveries(services);
+    const did = await sendPing(services, scope.owner, user, hook);
     // Its page says how it went once the receiver has answered: queued is all that is true yet.
     redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${did}`, 'Ping queued.');
   });
@@ -144,8 +143,7 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
   router.post(`${base}/resume`, async (ctx) => {
     const scope = await hookContext(ctx, services);
     const { id } = await hookOf(services, scope, ctx.params.id);
-    const resumed = await resumeWebhook(db, id, services.log);
-    notifyDeliveries(services);
+    const resumed = await resumeWebhook(services, id);
     const released = resumed?.released ?? 0;
     redirectWithFlash(
       ctx,
@@ -160,7 +158,7 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
     const { id } = await hookOf(services, scope, ctx.params.id);
     const original = await findDelivery(db, id, deliveryId(ctx.params.did));
     if (!original) throw new PageError(404, 'Not found', 'Delivery not found');
-    const copy = await redeliver(db, original);
+    const copy = await redeliver(services, original);
     if (copy === 'pending')
       return redirectWithFlash(
         ctx,
@@ -168,7 +166,6 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
         'That delivery is still pending; redeliver it once it has finished.',
         'error',
       );
-    notifyDeliveries(services);
     // The new delivery's page shows its outcome when it comes.
     redirectWithFlash(ctx, `${pageBase}/${id}/deliveries/${copy.id}`, 'Redelivery queued.');
   });
@@ -185,8 +182,7 @@ export function deliveryRoutes(router: Router, services: Services, hooks = '/:or
       const why = checked.problems.map((p) => `${p.path.slice(1) || 'form'} ${p.message}`).join('; ');
       return redirectWithFlash(ctx, `${pageBase}/${id}#redeliver-failed`, `Nothing redelivered: ${why}.`, 'error');
     }
-    const { redelivered, remaining } = await redeliverFailed(db, id, redeliveryWindow(checked.input, now));
-    if (redelivered > 0) notifyDeliveries(services);
+    const { redelivered, remaining } = await redeliverFailed(services, id, redeliveryWindow(checked.input, now));
     const more = remaining > 0 ? ` ${remaining} more remain: submit again to send them.` : ' None remain.';
     redirectWithFlash(ctx, `${pageBase}/${id}`, `Redelivered ${redelivered} failed ${redelivered === 1 ? 'delivery' : 'deliveries'}.${more}`);
   });

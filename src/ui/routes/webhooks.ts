@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { notifyDeliveries, type Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import type { Db } from '../../db/connect.ts';
 import type { Webhook } from '../../webhooks/model.ts';
 import { createWebhook, currentCustomHeaders, deleteWebhook, findWebhook, listOrgWebhooks, listWebhooks, updateWebhook } from '../../webhooks/store.ts';
@@ -29,8 +29,8 @@ import {
   type HookValues,
 } from '../pages/webhookForm.ts';
 import { readerFor, type SeenRepo } from '../reader.ts';
-import { heldCounts } from '../../webhooks/health.ts';
-import { healthBadge } from '../pages/health.ts';
+import { heldCounts } from '../../webhooks/endpointHealth.ts';
+import { healthBadge } from '../pages/webhookHealth.ts';
 import { requireUser } from '../user.ts';
 
 /** A webhook as the pages show it (never its secret). */
@@ -240,7 +240,6 @@ function formPage(ctx: Context, scope: HookScope, action: string, values: HookVa
 
 /** Adds a webhook from the form; a secret Wharf generated is shown on this page only. */
 async function addFromForm(ctx: Context, services: Services) {
-  const { db, config } = services;
   const scope = await hookContext(ctx, services);
   const { user, pageBase, crumbs } = scope;
   const values = valuesFromForm(postedForm(ctx));
@@ -248,11 +247,10 @@ async function addFromForm(ctx: Context, services: Services) {
   if (!input) return formPage(ctx, scope, pageBase, values, errors!, false);
   let created: { webhook: Webhook; secret: string };
   try {
-    created = await createWebhook(db, config, scope.owner, user, { ...input, url: input.url! });
+    created = await createWebhook(services, scope.owner, user, { ...input, url: input.url! });
   } catch (err) {
     return formPage(ctx, scope, pageBase, values, refusedErrors(err), false);
   }
-  if (created.webhook.active) notifyDeliveries(services);
   const id = created.webhook.id;
   if (values.secret !== '') return redirectWithFlash(ctx, `${pageBase}/${id}`, 'Webhook added. A ping was queued to check it: its result shows below.');
   // A generated secret exists only in this answer: show it now, never again.
@@ -269,7 +267,7 @@ async function addFromForm(ctx: Context, services: Services) {
 
 /** Repository → Settings → Webhooks (and, under ORG_HOOKS, Organization → Settings → Webhooks): list, add, edit, delete with a confirmation page. */
 export function webhookRoutes(router: Router, services: Services, base = '/:org/:repo/settings/hooks') {
-  const { db, config, log } = services;
+  const { db } = services;
 
   router.get(base, (ctx) => listPage(ctx, services));
 
@@ -312,7 +310,7 @@ export function webhookRoutes(router: Router, services: Services, base = '/:org/
     const { input, errors } = await toInput(services, values, true, scope.ofOrg, await currentCustomHeaders(db, id));
     if (!input) return formPage(ctx, scope, `${pageBase}/${id}`, values, errors!, true);
     try {
-      if (!(await updateWebhook(db, config, id, input, log))) throw new PageError(404, 'Not found', 'Webhook not found');
+      if (!(await updateWebhook(services, id, input))) throw new PageError(404, 'Not found', 'Webhook not found');
     } catch (err) {
       return formPage(ctx, scope, `${pageBase}/${id}`, values, refusedErrors(err), true);
     }

@@ -43,7 +43,7 @@ async function runChecks({ db, config }: Services): Promise<{ database: string; 
 }
 
 /** GET /health and GET /meta: the endpoints that need no token. */
-export const healthRoutes: Route[] = [
+export const livenessRoutes: Route[] = [
   route({
     id: 'getHealth',
     method: 'get',

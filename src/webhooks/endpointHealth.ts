@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
+import { wake, type DomainContext } from '../services.ts';
 
 /**
  * Endpoint health (SPEC §5.5), the stored side: pausing, resuming and disabling a
@@ -108,9 +108,11 @@ export async function resumeIn(trx: Trx, hookId: number, now: number): Promise<n
 /**
  * Resumes a webhook at once (`active: true` by PATCH or the UI's Resume button): active,
  * healthy, its held deliveries released in the order they were created. Returns the state it
- * was in and how many deliveries were released, or undefined when the webhook is gone.
+ * was in and how many deliveries were released, or undefined when the webhook is gone; wakes
+ * the dispatcher for what it released.
  */
-export async function resumeWebhook(db: Db, hookId: number, log?: Logger, now = Date.now()): Promise<{ was: string; released: number } | undefined> {
+export async function resumeWebhook(context: DomainContext, hookId: number, now = Date.now()): Promise<{ was: string; released: number } | undefined> {
+  const { db, log } = context;
   const resumed = await db.transaction(async (trx) => {
     const current = await lockHealth(trx, hookId);
     if (!current) return undefined;
@@ -127,6 +129,7 @@ export async function resumeWebhook(db: Db, hookId: number, log?: Logger, now = 
       resumed.released,
     );
   }
+  if (resumed && resumed.released > 0) wake(context).deliveries();
   return resumed;
 }
 
