@@ -1,5 +1,5 @@
 import type { RouteContext } from './context.ts';
-import { notifyDeliveries, type Services, wake } from '../services.ts';
+import type { Services } from '../services.ts';
 import { findOrg, roleIn, type Org } from '../domain/accounts.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { cancelImportJob, createImportJob, findImportJob, listImportJobs, type ImportJob } from '../import/jobs.ts';
@@ -68,8 +68,7 @@ export const importRoutes: Route[] = [
     headers: { 202: ['Location'] },
     handler: async ({ body }, ctx, services) => {
       const org = await ownedOrg(services, ctx, body.target_org);
-      const job = await createImportJob(services.db, services.config, org, ctx.state.user, body);
-      wake(services).imports();
+      const job = await createImportJob(services, org, ctx.state.user, body);
       ctx.status = 202;
       ctx.set('Location', `/api/v1/repos/import/${job.id}`);
       ctx.body = presentImportJob(services.config, job);
@@ -117,8 +116,7 @@ export const importRoutes: Route[] = [
     errors: [403, 409, 422],
     headers: { 202: ['Location'] },
     handler: async ({ loaded: job }, ctx, services) => {
-      const retry = await retryImportJob(services.db, services.config, job, ctx.state.user);
-      wake(services).imports();
+      const retry = await retryImportJob(services, job, ctx.state.user);
       ctx.status = 202;
       ctx.set('Location', `/api/v1/repos/import/${retry.id}`);
       ctx.body = presentImportJob(services.config, retry);
@@ -131,11 +129,9 @@ export const importRoutes: Route[] = [
     summary: 'Cancel an import job that has not finished',
     answers: { 200: ImportJobSchema },
     errors: [403, 409],
-    handler: async ({ loaded: job }, ctx, { db, config, signals }) => {
-      if (!(await cancelImportJob(db, config, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
-      notifyDeliveries({ signals });
-      wake({ signals }).importCancel(job.id);
-      ctx.body = presentImportJob(config, (await findImportJob(db, job.id))!);
+    handler: async ({ loaded: job }, ctx, services) => {
+      if (!(await cancelImportJob(services, job))) throw conflict(`Import ${job.id} has already finished (${job.status})`);
+      ctx.body = presentImportJob(services.config, (await findImportJob(services.db, job.id))!);
     },
   }),
 ];

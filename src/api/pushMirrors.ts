@@ -6,7 +6,6 @@ import { createPushMirror, deletePushMirror, findPushMirror, listPushMirrors, re
 import { iso } from './present.ts';
 import { named, route, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
-import { wake } from '../services.ts';
 
 /** The API form of a push mirror (SPEC §8.1.2): never its credentials. */
 const PushMirrorSchema = named('PushMirror', {
@@ -71,8 +70,7 @@ export const pushMirrorRoutes: Route[] = [
     answers: { 201: PushMirrorSchema },
     headers: { 201: ['Location'] },
     handler: async ({ body }, ctx, services) => {
-      const mirror = await createPushMirror(services.db, services.config, ctx.state.repo, ctx.state.user, body);
-      wake(services).pushMirrors();
+      const mirror = await createPushMirror(services, ctx.state.repo, ctx.state.user, body);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${ctx.state.repo.org}/${ctx.state.repo.name}/push-mirrors/${mirror.id}`);
       ctx.body = present(mirror);
@@ -118,8 +116,7 @@ export const pushMirrorRoutes: Route[] = [
     summary: 'Sync a push mirror now (also takes up a parked one again)',
     answers: { 202: PushMirrorSchema },
     handler: async ({ loaded }, ctx, services) => {
-      await requestSync(services.db, loaded.id);
-      wake(services).pushMirrors();
+      await requestSync(services, loaded.id);
       ctx.status = 202;
       ctx.body = present((await findPushMirror(services.db, loaded.id)) ?? loaded);
     },

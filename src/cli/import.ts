@@ -11,7 +11,6 @@ import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
 import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
-import { wake } from '../services.ts';
 
 function targetArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -93,7 +92,7 @@ export function importCommand(program: Command, run: RunWrapper) {
             const org = await findOrg(db, target.org);
             if (!org) throw new CliError(`no organization named ${target.org}`);
             // A refused request reaches main(), which prints it in one line (exit 2 for bad input, 1 for a conflict).
-            let job: ImportJob = await createImportJob(db, services.config, org, null, {
+            let job: ImportJob = await createImportJob(services, org, null, {
               source_url: sourceUrl,
               name: target.name,
               visibility: opts.visibility,
@@ -104,7 +103,7 @@ export function importCommand(program: Command, run: RunWrapper) {
               mirror_interval: opts.mirrorInterval,
             });
             process.stderr.write(`import ${job.id}: ${job.source_url} → ${target.org}/${target.name}\n`);
-            const interrupted = () => void cancelImportJob(db, services.config, job).then(() => wake(services).importCancel(job.id));
+            const interrupted = () => void cancelImportJob(services, job);
             process.once('SIGINT', interrupted);
             await runner.start();
             job = await follow(db, job.id);

@@ -15,6 +15,7 @@ import { conflict, validationFailed, type WharfError } from '../errors/wharfErro
 import type { ImportRequest } from './input.ts';
 import { DEFAULT_INTERVAL_MS, parseInterval } from '../mirrors/state.ts';
 import { raiseImportEnded } from './events.ts';
+import { wake, type DomainContext } from '../services.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -75,7 +76,8 @@ function invalid(pathName: string, message: string): WharfError {
  * Validates an import request (URL rules and host policy of SPEC §7.5, name, visibility,
  * name not taken) and queues the job. Nothing is created when it throws.
  */
-export async function createImportJob(db: Db, config: Config, org: Org, user: User | null, input: ImportRequest): Promise<ImportJob> {
+export async function createImportJob(context: DomainContext, org: Org, user: User | null, input: ImportRequest): Promise<ImportJob> {
+  const { db, config } = context;
   const visibility = input.visibility ?? 'private';
   if (!VISIBILITIES.includes(visibility as Visibility)) throw invalid('/visibility', `must be one of ${VISIBILITIES.join(', ')}`);
   if (!isValidName(input.name)) throw invalid('/name', NAME_RULE);
@@ -118,7 +120,9 @@ export async function createImportJob(db: Db, config: Config, org: Org, user: Us
         updated_at: now,
       })
       .returning('id');
-    return (await findImportJob(db, typeof row === 'object' ? row.id : row))!;
+    const job = (await findImportJob(db, typeof row === 'object' ? row.id : row))!;
+    wake(context).imports();
+    return job;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`An import into ${org.name}/${input.name} is already under way`);
     throw err;
@@ -243,7 +247,8 @@ export async function listImportJobs(db: Db, user: User, options: { orgId?: numb
  * this process, through the 'import-cancel' signal) and removes its temporary copy.
  * Returns false when the job had already finished.
  */
-export async function cancelImportJob(db: Db, config: Config, job: ImportJob): Promise<boolean> {
+export async function cancelImportJob(context: DomainContext, job: ImportJob): Promise<boolean> {
+  const { db, config } = context;
   const now = Date.now();
   const n = await db.transaction(async (trx) => {
     const changed = await trx('import_jobs')
@@ -255,6 +260,9 @@ export async function cancelImportJob(db: Db, config: Config, job: ImportJob): P
     return changed;
   });
   if (n === 0) return false;
+  // Its runner (if it runs here) stops it; its `import` event goes out.
+  wake(context).importCancel(job.id);
+  wake(context).deliveries();
   // No runner held it: nobody else will clean up a copy left by an earlier attempt.
   if (!job.locked_by || (job.lease_expires_at ?? 0) < now) await fs.rm(jobTempDir(config, job.id), { recursive: true, force: true });
   return true;

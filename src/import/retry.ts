@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import type { Db } from '../db/connect.ts';
-import type { Config } from '../config.ts';
 import type { User } from '../domain/accounts.ts';
 import { findRepository } from '../domain/repos.ts';
 import { repoDir } from '../git/bare.ts';
@@ -9,6 +8,7 @@ import { HostPolicyError, resolveAllowed } from '../net/hostPolicy.ts';
 import { conflict, validationFailed } from '../errors/wharfError.ts';
 import { bareHost, parseSourceUrl } from '../remote/url.ts';
 import { findImportJob, type ImportJob } from './jobs.ts';
+import { wake, type DomainContext } from '../services.ts';
 
 /**
  * Starts a new import with the settings of a failed one: source URL, target, visibility,
@@ -17,7 +17,8 @@ import { findImportJob, type ImportJob } from './jobs.ts';
  * shown to anyone). The source passes the host policy again, and the name must still be
  * free. Returns the new job; a job that did not fail, or was retried already, is a conflict.
  */
-export async function retryImportJob(db: Db, config: Config, job: ImportJob, user: User | null): Promise<ImportJob> {
+export async function retryImportJob(context: DomainContext, job: ImportJob, user: User | null): Promise<ImportJob> {
+  const { db, config } = context;
   if (job.status !== 'failed') throw conflict(`Import ${job.id} did not fail (${job.status}); only a failed import can be retried`);
   const already = await retriedAs(db, job.id);
   if (already !== null) throw conflict(`Import ${job.id} was already retried as import ${already}`);
@@ -60,7 +61,9 @@ export async function retryImportJob(db: Db, config: Config, job: ImportJob, use
       await trx('import_jobs').where('id', job.id).update({ credentials: null, updated_at: now });
       return Number(typeof row === 'object' ? row.id : row);
     });
-    return (await findImportJob(db, id))!;
+    const retry = (await findImportJob(db, id))!;
+    wake(context).imports();
+    return retry;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`An import into ${job.target_org}/${job.name} is already under way`);
     throw err;

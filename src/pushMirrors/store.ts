@@ -10,6 +10,7 @@ import { parseDuration } from '../util/duration.ts';
 import { validationFailed, type ErrorDetail } from '../errors/wharfError.ts';
 import { sealSecret } from '../secrets/box.ts';
 import { MAX_INTERVAL_MS, MAX_PUSH_MIRRORS, type PushMirrorRequest } from './input.ts';
+import { wake, type DomainContext } from '../services.ts';
 
 /** The purpose (sealed column) of a push mirror's credentials. */
 export const CREDENTIALS_PURPOSE = 'push_mirrors.credentials';
@@ -113,7 +114,8 @@ function checkInterval(config: Config, raw: string): number {
  * URL's user info, or username/password, which win) are sealed; the URL is stored without
  * them. The first sync is due at once.
  */
-export async function createPushMirror(db: Db, config: Config, repo: Repository, user: User | null, input: PushMirrorRequest): Promise<PushMirror> {
+export async function createPushMirror(context: DomainContext, repo: Repository, user: User | null, input: PushMirrorRequest): Promise<PushMirror> {
+  const { db, config } = context;
   const problems: ErrorDetail[] = [];
   const interval = await Promise.resolve()
     .then(() => checkInterval(config, input.interval ?? '8h'))
@@ -129,7 +131,7 @@ export async function createPushMirror(db: Db, config: Config, repo: Repository,
     credentials = { username: input.username || credentials?.username || 'git', password: input.password ?? credentials?.password ?? '' };
   }
   const now = Date.now();
-  return db.transaction(async (trx) => {
+  const mirror = await db.transaction(async (trx) => {
     const existing = await trx('push_mirrors').where('repository_id', repo.id).select('url');
     if (existing.length >= MAX_PUSH_MIRRORS) throw invalid('/url', `a repository has at most ${MAX_PUSH_MIRRORS} push mirrors`);
     if (existing.some((r: { url: string }) => r.url === url.display)) throw invalid('/url', 'this repository already has a push mirror to this URL');
@@ -148,6 +150,8 @@ export async function createPushMirror(db: Db, config: Config, repo: Repository,
       .returning('*');
     return toPushMirror(row);
   });
+  wake(context).pushMirrors();
+  return mirror;
 }
 
 /** The push mirrors of a repository, oldest first. */
@@ -167,8 +171,10 @@ export async function deletePushMirror(db: Db, id: number): Promise<void> {
 }
 
 /** Makes a push mirror due now, parked or not (the manual "sync now"): its interruptions are forgiven. */
-export async function requestSync(db: Db, id: number): Promise<void> {
+export async function requestSync(context: DomainContext, id: number): Promise<void> {
+  const { db } = context;
   await db('push_mirrors')
     .where('id', id)
     .update({ next_sync_at: Date.now(), generation: db.raw('generation + 1'), parked_at: null, interruptions: 0 });
+  wake(context).pushMirrors();
 }

@@ -14,9 +14,9 @@ t.test('one sync at a time per mirror: claims, leases, take-over, and a push dur
   const other = await buildRepo(w, 'acme', 'other');
   const a = nodeId(config.dataDir);
   const b = nodeId(config.dataDir);
-  const onPush = await createPushMirror(db, config, repo, null, { url: 'http://127.0.0.1:9/a.git' });
-  const noPush = await createPushMirror(db, config, repo, null, { url: 'http://127.0.0.1:9/b.git', sync_on_push: false, interval: '1h' });
-  await createPushMirror(db, config, other, null, { url: 'http://127.0.0.1:9/c.git' });
+  const onPush = await createPushMirror(w.running.services, repo, null, { url: 'http://127.0.0.1:9/a.git' });
+  const noPush = await createPushMirror(w.running.services, repo, null, { url: 'http://127.0.0.1:9/b.git', sync_on_push: false, interval: '1h' });
+  await createPushMirror(w.running.services, other, null, { url: 'http://127.0.0.1:9/c.git' });
 
   const first = await claimPushMirrors(db, a, 10, 30_000);
   t.equal(first.length, 3, 'every new mirror is due at once');

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { EventEmitter } from 'node:events';
 import t from 'tap';
 import { runCli } from '../helpers/cli.ts';
 import { connect } from '../../src/db/connect.ts';
@@ -31,7 +32,7 @@ t.test('wharf rotate-key re-seals everything with a new key in DATA_DIR; the old
   {
     const db = connect(env.DATABASE_URL);
     const config = await openSecrets(loadConfig(env), db);
-    await createImportJob(db, config, (await findOrg(db, 'demo'))!, null, {
+    await createImportJob({ db, config, signals: new EventEmitter() }, (await findOrg(db, 'demo'))!, null, {
       source_url: `http://127.0.0.1:${await freePort()}/x.git`,
       name: 'later',
       auth_username: 'sam',

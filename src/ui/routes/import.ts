@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { notifyDeliveries, type Services, wake } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import type { User } from '../../domain/accounts.ts';
 import { orgsFor } from '../../domain/accounts.ts';
 import { ownedOrg } from '../../domain/access.ts';
@@ -75,8 +75,7 @@ async function startImport(services: Services, user: User, values: ImportValues,
   if (owned.refused === 'not_found') return { errors: { org: ['Organization not found'] } };
   if (owned.refused) return { errors: { _: ['Only organization owners may import repositories'] } };
   try {
-    const job = await createImportJob(services.db, services.config, owned.org, user, body as ImportBody & { source_url: string; name: string });
-    wake(services).imports();
+    const job = await createImportJob(services, owned.org, user, body as ImportBody & { source_url: string; name: string });
     return { job };
   } catch (err) {
     if (!(err instanceof WharfError) || (err.code !== 'conflict' && err.code !== 'validation_failed')) throw err;
@@ -165,8 +164,7 @@ export function importRoutes(router: Router, services: Services) {
     const user = requireUser(ctx);
     const job = await jobOf(services, user, ctx.params.id);
     try {
-      const retry = await retryImportJob(services.db, services.config, job, user);
-      wake(services).imports();
+      const retry = await retryImportJob(services, job, user);
       ctx.status = 303;
       ctx.redirect(`/-/import/${retry.id}`);
     } catch (err) {
@@ -181,10 +179,7 @@ export function importRoutes(router: Router, services: Services) {
     const job = await jobOf(services, requireUser(ctx), ctx.params.id);
     const id = job.id;
     // It ended while the page was open: show how.
-    if (!(await cancelImportJob(services.db, services.config, job)))
-      return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
-    wake(services).importCancel(id);
-    notifyDeliveries(services);
+    if (!(await cancelImportJob(services, job))) return redirectWithFlash(ctx, `/-/import/${id}`, 'The import had already finished.', 'error');
     redirectWithFlash(ctx, `/-/import/${id}`, 'Import canceled.');
   });
 }
