@@ -109,8 +109,8 @@ async function measure(kind: 'sqlite' | 'postgres', serverUrl?: string): Promise
   try {
     const knex = server.services.db;
     const org = (await findOrg(knex, 'demo'))!;
-    await createRepository(knex, server.services.config, { org, name: 'api' });
-    const bareRepo = await createRepository(knex, server.services.config, { org, name: 'bare' });
+    await createRepository({ ...server.services, db: knex }, { org, name: 'api' });
+    const bareRepo = await createRepository({ ...server.services, db: knex }, { org, name: 'bare' });
     const admin = await knex('users').where('login', 'admin').first('id');
     await knex('labels').insert(LABELS.map((name) => ({ repository_id: bareRepo.id, name })));
     const labelIds = new Map<string, number>(

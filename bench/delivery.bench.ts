@@ -107,7 +107,10 @@ async function bareRate(url: string, bodies: string[], concurrency: number): Pro
 async function repoWithHook(running: RunningServer, url: string): Promise<Repository> {
   const { db, config } = running.services;
   const org = (await findOrg(db, 'demo'))!;
-  const repo = await createRepository(db, config, { org, name: `app${randomBytes(3).toString('hex')}`, visibility: 'private' });
+  const repo = await createRepository(
+    { db, config, signals: new EventEmitter() },
+    { org, name: `app${randomBytes(3).toString('hex')}`, visibility: 'private' },
+  );
   const admin = await db('users').where('login', 'admin').first();
   await createWebhook({ db, config, signals: new EventEmitter() }, repo, admin, { url, active: false, events: ['push'] });
   await db('webhooks').where('repository_id', repo.id).update({ active: true });

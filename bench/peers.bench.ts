@@ -260,7 +260,7 @@ async function wharfRate(dir: string, dialect: 'sqlite' | 'postgres', origin: st
   try {
     const { db, config } = running.services;
     const org = (await findOrg(db, 'demo'))!;
-    const repo = await createRepository(db, config, { org, name: 'app', visibility: 'private' });
+    const repo = await createRepository({ db, config, signals: new EventEmitter() }, { org, name: 'app', visibility: 'private' });
     const admin = await db('users').where('login', 'admin').first();
     await createWebhook({ db, config, signals: new EventEmitter() }, repo, admin, { url: `${origin}/hook`, active: false, events: ['push'], secret: SECRET });
     await db('webhooks').where('repository_id', repo.id).update({ active: true });

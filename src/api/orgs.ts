@@ -1,4 +1,3 @@
-import { notifyDeliveries } from '../services.ts';
 import { createOrg, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { createRepository, findRepository, listRepositories } from '../domain/repos.ts';
 import { isValidName, NAME_RULE } from '../domain/names.ts';
@@ -83,8 +82,7 @@ export const orgRoutes: Route[] = [
       const org = ctx.state.org;
       checkName(body.name);
       if (await findRepository(db, org.name, body.name)) throw conflict(`Repository ${org.name}/${body.name} already exists`);
-      const repo = await createRepository(db, config, { ...body, org }, ctx.state.user);
-      notifyDeliveries(services);
+      const repo = await createRepository(services, { ...body, org }, ctx.state.user);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/repos/${org.name}/${repo.name}`);
       ctx.body = presentRepository(config, repo);

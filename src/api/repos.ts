@@ -1,6 +1,5 @@
 import { presentMirror, presentRepository } from './present.ts';
 import { deleteRepository } from '../domain/repos.ts';
-import { notifyDeliveries } from '../services.ts';
 import { findMirror } from '../mirrors/state.ts';
 import { route, type Route } from './route.ts';
 import { RepositorySchema } from './schemas.ts';
@@ -28,8 +27,7 @@ export const repoRoutes: Route[] = [
     access: 'repo:admin',
     answers: { 204: null },
     handler: async (_input, ctx, services) => {
-      await deleteRepository(services.db, services.config, ctx.state.repo, ctx.state.user);
-      notifyDeliveries(services);
+      await deleteRepository(services, ctx.state.repo, ctx.state.user);
       ctx.status = 204;
     },
   }),

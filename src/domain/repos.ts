@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Db } from '../db/connect.ts';
 import type { DbInt } from '../db/rows.ts';
-import type { Config } from '../config.ts';
 import { initBareRepository, repoDir } from '../git/bare.ts';
 import { roleIn, type Org, type User } from './accounts.ts';
 import { alreadyExists } from '../errors/wharfError.ts';
@@ -10,6 +9,7 @@ import type { NewRepository } from './inputs/repos.ts';
 import { errorCode } from '../errors/thrown.ts';
 import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from './payloads/orgEvents.ts';
+import { wake, type DomainContext } from '../services.ts';
 
 /** Who caused a change, for its events; null when unknown. */
 type Sender = { id: number; login: string } | null;
@@ -70,9 +70,10 @@ export async function listRepositories(db: Db, org: Org, user: User | null): Pro
  * Creates a repository row and its bare Git repository, and raises `repository` created
  * (SPEC §6, organization webhooks) in the same transaction. The row is written in a
  * transaction that commits only once the directory exists, so neither outlives a failure.
- * Call notifyDeliveries() after.
+ * Wakes the dispatcher for the event once committed.
  */
-export async function createRepository(db: Db, config: Config, input: NewRepository & { org: Org }, sender: Sender = null): Promise<Repository> {
+export async function createRepository(context: DomainContext, input: NewRepository & { org: Org }, sender: Sender = null): Promise<Repository> {
+  const { db, config } = context;
   const dir = repoDir(config.reposDir, input.org.name, input.name);
   const defaultBranch = input.default_branch ?? 'main';
   const id = await db.transaction(async (trx) => {
@@ -97,21 +98,24 @@ export async function createRepository(db: Db, config: Config, input: NewReposit
     }
     return id;
   });
+  wake(context).deliveries();
   return (await repositoryById(db, id))!;
 }
 
 /**
  * Deletes a repository (SPEC §6 `DELETE /repos/<org>/<repo>`): its row, with it (cascade)
  * its webhooks, their deliveries and everything else of it, and raises `repository`
- * deleted at the organization's webhooks in the same transaction; then its directory.
- * Call notifyDeliveries() after.
+ * deleted at the organization's webhooks in the same transaction, and wakes the
+ * dispatcher for it; then removes its directory.
  */
-export async function deleteRepository(db: Db, config: Config, repo: Repository, sender: Sender): Promise<void> {
+export async function deleteRepository(context: DomainContext, repo: Repository, sender: Sender): Promise<void> {
+  const { db, config } = context;
   await db.transaction(async (trx) => {
     await trx('deliveries').whereIn('webhook_id', trx('webhooks').where('repository_id', repo.id).select('id')).where('status', 'pending').delete();
     await trx('webhooks').where('repository_id', repo.id).delete();
     await trx('repositories').where('id', repo.id).delete();
     await recordOrgEvents(trx, [repositoryEvent(config, 'deleted', repo, sender)]);
   });
+  wake(context).deliveries();
   await fs.rm(repoDir(config.reposDir, repo.org, repo.name), { recursive: true, force: true });
 }

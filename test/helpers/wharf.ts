@@ -142,7 +142,7 @@ export async function buildUser(w: TestWharf, login: string, membership?: { org:
 export async function buildRepo(w: TestWharf, org: string, name: string, visibility: Visibility = 'private'): Promise<Repository> {
   const db = w.running.services.db;
   const orgRow = (await findOrg(db, org)) ?? (await createOrg(db, org));
-  return createRepository(db, w.config, { org: orgRow, name, visibility });
+  return createRepository(w.running.services, { org: orgRow, name, visibility });
 }
 
 /**

@@ -41,7 +41,7 @@ t.test('a failed import keeps its settings and sealed credentials; a retry takes
   t.notOk(String(kept.credentials).includes(upstreamToken), 'sealed, not in the clear');
 
   // The source is fixed: the repository exists (private: only the credentials reach it).
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'proj', default_branch: 'trunk', visibility: 'private' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'proj', default_branch: 'trunk', visibility: 'private' });
   await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/proj', upstreamToken)], { cwd: source.bare });
 
   const { token: memberToken } = await buildUser(w, 'mona', { org: 'demo', role: 'member' });

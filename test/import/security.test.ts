@@ -25,7 +25,7 @@ t.test("knowing an oid does not link another organization's private LFS object: 
   await g.ok(['init', '-q', '-b', 'main', work]);
   await g.commit(work, 'pointer only', { '.gitattributes': '*.bin filter=lfs diff=lfs merge=lfs -text\n', 'loot.bin': secret.pointer });
   const upOrg = await createOrg(upstream.running.services.db, 'evil-up');
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'loot', default_branch: 'main' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'loot', default_branch: 'main' });
   const { token: upToken } = await buildUser(upstream, 'mallory', { org: 'evil-up', role: 'owner' });
   await g.ok(['push', '-q', repoUrl(upstream, 'evil-up/loot', upToken), 'main'], { cwd: work });
 

@@ -17,7 +17,7 @@ t.test('import from a Wharf over HTTP with credentials: refs, HEAD, LFS served a
   fs.mkdirSync(base);
   const source = await buildSource(g, base);
   const upOrg = await createOrg(upstream.running.services.db, 'up');
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'proj', default_branch: 'trunk' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'proj', default_branch: 'trunk' });
   const { token: upstreamToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
   await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/proj', upstreamToken)], { cwd: source.bare });
   await uploadLfs(upstream, 'up/proj', upstreamToken, [source.lfs.kept, source.lfs.old]);
@@ -123,7 +123,7 @@ t.test('LFS objects are asked for in batches of at most 100', async (t) => {
     await g.commit(work, 'many LFS files', Object.fromEntries(many.map((f, i) => [`many/${i}.bin`, f.pointer])));
   });
   const upOrg = await createOrg(upstream.running.services.db, 'up');
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'many', default_branch: 'trunk' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'many', default_branch: 'trunk' });
   const { token: upstreamToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
   await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/many', upstreamToken)], { cwd: source.bare });
   await uploadLfs(upstream, 'up/many', upstreamToken, [...many, source.lfs.kept, source.lfs.old]);
@@ -154,7 +154,7 @@ t.test('while git runs, the credentials are in no process argument', async (t) =
   fs.mkdirSync(base);
   const source = await buildSource(g, base, 'slow', (work) => addBulk(g, work, 16, 64 * 1024));
   const upOrg = await createOrg(upstream.running.services.db, 'up');
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'slow', default_branch: 'trunk' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'slow', default_branch: 'trunk' });
   const { token: upstreamToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
   await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/slow', upstreamToken)], { cwd: source.bare });
   const proxy = await startProxy(t, Number(new URL(upstream.url).port), { rate: 8 * 1024 });
@@ -188,7 +188,7 @@ t.test('while git runs, the credentials are in no process argument', async (t) =
 t.test('git connects to the pinned address only: a name git cannot resolve works through http.curloptResolve', async (t) => {
   const upstream = await startWharf(t);
   const upOrg = await createOrg(upstream.running.services.db, 'up');
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'pinned', visibility: 'private' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'pinned', visibility: 'private' });
   const { token } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
   const port = new URL(upstream.url).port;
   const askpass = await askpassProgram(path.join(upstream.dir, 'askpass'));

@@ -208,7 +208,7 @@ t.test('a mirror of another Wharf over HTTP with credentials: new LFS objects fe
   fs.mkdirSync(base);
   const source = await buildSource(g, base);
   const upOrg = await createOrg(upstream.running.services.db, 'up');
-  await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'proj', default_branch: 'trunk' });
+  await createRepository(upstream.running.services, { org: upOrg, name: 'proj', default_branch: 'trunk' });
   const { token: upToken } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
   await g.ok(['push', '-q', '--mirror', repoUrl(upstream, 'up/proj', upToken)], { cwd: source.bare });
   await uploadLfs(upstream, 'up/proj', upToken, [source.lfs.kept, source.lfs.old]);

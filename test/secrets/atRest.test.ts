@@ -22,7 +22,7 @@ t.test(
     await g.ok(['init', '-q', work]);
     await g.commit(work, 'first', { 'README.md': 'hello\n' });
     const upOrg = await createOrg(upstream.running.services.db, 'up');
-    await createRepository(upstream.running.services.db, upstream.config, { org: upOrg, name: 'proj' });
+    await createRepository(upstream.running.services, { org: upOrg, name: 'proj' });
     const { token: password } = await buildUser(upstream, 'sam', { org: 'up', role: 'owner' });
     await g.ok(['push', '-q', repoUrl(upstream, 'up/proj', password), 'main'], { cwd: work });
     const proxy = await startProxy(t, Number(new URL(upstream.url).port), { rate: 20 });

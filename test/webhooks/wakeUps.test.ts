@@ -11,9 +11,10 @@ import { findWebhook, updateWebhook } from '../../src/webhooks/store.ts';
 import { sendPing } from '../../src/webhooks/ping.ts';
 import { redeliver, redeliverFailed } from '../../src/webhooks/history.ts';
 import { findDelivery } from '../../src/webhooks/deliveries.ts';
+import { deleteRepository } from '../../src/domain/repos.ts';
 
 t.test(
-  'create, ping, redeliver, bulk redelivery and a resume that releases held deliveries each wake the dispatcher once; what makes nothing wakes nothing',
+  'creating a repository or webhook, a ping, a redelivery, a bulk redelivery, a resume that releases held deliveries and deleting a repository each wake the dispatcher once; what makes nothing wakes nothing',
   async (t) => {
     const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' }, workers: [] });
     const services = w.running.services;
@@ -27,6 +28,7 @@ t.test(
     };
     const repo = await buildRepo(w, 'acme', 'app');
     const rx = await startReceiver(t);
+    t.equal(woken(), 1, 'creating a repository (its `repository` event) wakes it');
 
     const hook = await buildWebhook(w, repo, rx);
     t.equal(woken(), 1, 'creating an active webhook (its ping) wakes it');
@@ -59,5 +61,7 @@ t.test(
     t.equal(woken(), 1, 'a resume that releases held deliveries');
     await updateWebhook(services, hook.id, { active: true });
     t.equal(woken(), 0, 'a resume with nothing held');
+    await deleteRepository(services, repo, null);
+    t.equal(woken(), 1, 'deleting a repository');
   },
 );

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { notifyDeliveries, type Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import { findOrg, roleIn, type User } from '../../domain/accounts.ts';
 import { createRepository, findRepository, type Repository } from '../../domain/repos.ts';
 import { accessRule } from '../../domain/access.ts';
@@ -62,9 +62,7 @@ async function createOnPush(services: Services, user: User, target: { org: strin
   const org = await findOrg(services.db, target.org);
   if (!org || !(await roleIn(services.db, org.id, user))) return undefined;
   try {
-    const repo = await createRepository(services.db, services.config, { org, name: target.name, visibility: 'private' }, user);
-    notifyDeliveries(services);
-    return repo;
+    return await createRepository(services, { org, name: target.name, visibility: 'private' }, user);
   } catch (err) {
     // Two first pushes at once: the loser finds the winner's repository.
     const existing = await findRepository(services.db, target.org, target.name);
