@@ -25,7 +25,7 @@ import { findOrg, createUser, setMembership } from '../src/domain/accounts.ts';
 import { issueToken } from '../src/domain/tokens.ts';
 import { createRepository, type Repository } from '../src/domain/repos.ts';
 import { recordEvents } from '../src/events/outbox.ts';
-import { notifyDeliveries } from '../src/services.ts';
+import { wake } from '../src/services.ts';
 import { createWebhook } from '../src/webhooks/store.ts';
 import type { NewEvent } from '../src/events/types.ts';
 
@@ -192,7 +192,7 @@ async function throughputRun(dialect: 'sqlite' | 'postgres'): Promise<Throughput
     await new Promise((r) => setTimeout(r, Math.max(0, dueAt - Date.now())));
     const t0 = performance.now();
     await profiled(`delivery-${dialect}-${process.pid}-${Date.now()}`, async () => {
-      notifyDeliveries(running.services);
+      wake(running.services).deliveries();
       // Until the receiver has them all, a cheap wait; then the database is asked (often, and
       // only then, so the asking takes no time from the run) until every one is recorded.
       while (received < N) await new Promise((r) => setTimeout(r, 2));

@@ -34,7 +34,7 @@ import { freshDatabase, median, RUNS, spread, startReceiver, type ReceiverStats,
 import { findOrg } from '../src/domain/accounts.ts';
 import { createRepository } from '../src/domain/repos.ts';
 import { recordEvents } from '../src/events/outbox.ts';
-import { notifyDeliveries } from '../src/services.ts';
+import { wake } from '../src/services.ts';
 import { createWebhook } from '../src/webhooks/store.ts';
 
 const JOBS = Math.max(1, Number(process.env.BENCH_PEER_JOBS ?? 3000) || 3000);
@@ -277,7 +277,7 @@ async function wharfRate(dir: string, dialect: 'sqlite' | 'postgres', origin: st
     await db('deliveries').where('status', 'pending').update({ next_attempt_at: dueAt });
     await new Promise((r) => setTimeout(r, Math.max(0, dueAt - Date.now())));
     const t0 = performance.now();
-    notifyDeliveries(running.services);
+    wake(running.services).deliveries();
     await waitFor(
       `Wharf on ${dialect}`,
       async () => {

@@ -48,8 +48,3 @@ export function wake(services: Pick<Services, 'signals'>) {
     mirrorStop: (repositoryId: number) => void signals.emit(SIGNAL.mirrorStop, repositoryId),
   };
 }
-
-/** Tells the dispatcher that deliveries were committed; call after the transaction that wrote them. */
-export function notifyDeliveries(services: Pick<Services, 'signals'>): void {
-  wake(services).deliveries();
-}

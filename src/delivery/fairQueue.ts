@@ -55,9 +55,8 @@ export class FairQueue extends EventEmitter {
   constructor(
     private readonly concurrency: number,
     private readonly burst: number,
-    /** Where the time each task held its place is charged, and read back to choose. */
+    /** Where the time each task held its place is charged, and read back to choose (its clock times the tasks). */
     readonly ledger: ServiceLedger = new ServiceLedger(),
-    private readonly now: () => number = Date.now,
   ) {
     super();
   }
@@ -102,7 +101,7 @@ export class FairQueue extends EventEmitter {
 
   /** The organization served the least with a startable task, and its webhook served the least; with every place taken, only an organization running nothing. */
   private pick(full: boolean): { org: OrgLine; orgId: number; hook: Waiting; hookId: number } | null {
-    const t = this.now();
+    const t = this.ledger.now();
     let best: { org: OrgLine; orgId: number; hook: Waiting; hookId: number; key: Key } | null = null;
     for (const [orgId, org] of this.orgs) {
       if (org.waiting === 0 || (full && org.running > 0)) continue;
@@ -123,7 +122,7 @@ export class FairQueue extends EventEmitter {
   private start(org: OrgLine, orgId: number, hook: Waiting, hookId: number): void {
     const task = hook.tasks.shift()!;
     const expected = this.ledger.holdMs(hookId);
-    const startedAt = this.now();
+    const startedAt = this.ledger.now();
     org.waiting--;
     this.waitingCount--;
     org.running++;
@@ -136,7 +135,7 @@ export class FairQueue extends EventEmitter {
     const done = () => {
       org.holding -= expected;
       hook.holding -= expected;
-      this.ledger.charge(orgId, hookId, Math.max(0, this.now() - startedAt));
+      this.ledger.charge(orgId, hookId, Math.max(0, this.ledger.now() - startedAt));
       this.finish(org, orgId, hook, hookId);
     };
     task.run().then(done, (err: unknown) => {

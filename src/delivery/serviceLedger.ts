@@ -38,7 +38,8 @@ export class ServiceLedger {
   private readonly hooks = new Map<number, HookCharge>();
   private readonly orgs = new Map<number, Charge>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** The ledger's clock (ms), which the queue charging it reads too. */
+  constructor(readonly now: () => number = Date.now) {}
 
   /** An attempt of `hook` (of `org`) held its place for `ms`. */
   charge(org: number, hook: number, ms: number): void {

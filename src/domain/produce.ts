@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { notifyDeliveries, type Services, wake } from '../services.ts';
+import { type Services, wake } from '../services.ts';
 import { recordEvents } from '../events/outbox.ts';
 import type { NewEvent } from '../events/types.ts';
 import { markPushMirrorsDue } from './pushMirrorsDue.ts';
@@ -25,7 +25,7 @@ export async function withEvents<T>(services: Services, work: (trx: Knex.Transac
       mirrorsDue += await markPushMirrorsDue(trx, repositoryId);
     return value;
   });
-  if (events.length > 0) notifyDeliveries(services);
+  if (events.length > 0) wake(services).deliveries();
   if (mirrorsDue > 0) wake(services).pushMirrors();
   return result;
 }

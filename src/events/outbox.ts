@@ -18,7 +18,7 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  * (MAX_PAYLOAD_BYTES unless a test passes a smaller cap) is cut to fit (payloadCap.ts).
  * Returns the new event ids, in order.
  *
- * After the transaction commits, call notifyDeliveries() so the dispatcher sends at once.
+ * After the transaction commits, call wake().deliveries() so the dispatcher sends at once.
  */
 export async function recordEvents(db: Knex | Knex.Transaction, events: NewEvent[], options: { maxPayloadBytes?: number } = {}): Promise<number[]> {
   // Events and their deliveries must commit together: open a transaction if the caller has none.

@@ -8,7 +8,7 @@ import { importEvent } from '../domain/payloads/orgEvents.ts';
  * Raises an import job's `import` event (SPEC §6: succeeded, failed or canceled; its
  * organization's webhooks only) in the caller's transaction, the one that ends the job,
  * reading the job as that transaction left it (its error, its creator as the sender).
- * Call notifyDeliveries() after the commit when the services are at hand.
+ * Call wake().deliveries() after the commit when the services are at hand.
  */
 export async function raiseImportEnded(
   trx: Knex.Transaction,

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { notifyDeliveries, type Services } from '../services.ts';
+import { type Services, wake } from '../services.ts';
 import { checkGitmodules, copyRepository, copySize, countCommits, countRefs } from './copy.ts';
 import { findLfsPointers } from '../remote/lfsScan.ts';
 import { fetchLfsObjects } from '../remote/lfsFetch.ts';
@@ -52,7 +52,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // here (never run again by itself) is what keeps a node from a crash loop.
     await fs.rm(tmp, { recursive: true, force: true });
     if (await failJob(db, config, job.id, owner, { code: 'interrupted', reason: failureReason('interrupted', config), message: parked })) {
-      notifyDeliveries(services);
+      wake(services).deliveries();
       log.error({ import_id: job.id, source_url: job.source_url, interruptions: job.interruptions }, 'import parked');
     }
     return;
@@ -116,7 +116,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing, commits, size_bytes: sizeBytes },
       lfs.stored,
     );
-    notifyDeliveries(services);
+    wake(services).deliveries();
     log.info(
       { import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length },
       'import succeeded',
@@ -198,6 +198,6 @@ async function settleFailure(
   }
   await fs.rm(tmp, { recursive: true, force: true });
   const failure = describeFailure(config, err, reason === 'timeout', credentials);
-  if (await failJob(db, config, job.id, owner, failure)) notifyDeliveries(services);
+  if (await failJob(db, config, job.id, owner, failure)) wake(services).deliveries();
   log.warn({ import_id: job.id, source_url: job.source_url, error: failure.message, error_code: failure.code }, 'import failed');
 }

@@ -1,4 +1,4 @@
-import { notifyDeliveries, type Services, wake } from '../services.ts';
+import { type Services, wake } from '../services.ts';
 import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
 import { isPostgres } from '../db/connect.ts';
@@ -46,7 +46,7 @@ export async function stopMirroring(services: Services, repo: Repository, sender
         return n > 0;
       });
       if (cut) {
-        notifyDeliveries(services);
+        wake(services).deliveries();
         break;
       }
       continue;

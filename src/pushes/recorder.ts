@@ -1,5 +1,5 @@
 import type { Services } from '../services.ts';
-import { notifyDeliveries, wake, SIGNAL } from '../services.ts';
+import { wake, SIGNAL } from '../services.ts';
 import type { WorkerFactory } from '../work/worker.ts';
 import { createWorkLoop } from '../work/loop.ts';
 import { isDeadPredecessor, legacyPushNode, nodeId } from '../work/nodeId.ts';
@@ -77,7 +77,7 @@ async function recordPush(services: Services, node: string, rec: PushRecord, sig
       });
       if (mirrorsDue > 0) wake(services).pushMirrors();
       metrics.chunks.inc();
-      notifyDeliveries(services);
+      wake(services).deliveries();
       // Let requests in between chunks.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -44,7 +44,7 @@ export function pingPayload(config: Config, owner: WebhookOwner, sender: User | 
 /**
  * Writes a `ping` delivery for one webhook, whatever its events and even when inactive;
  * its bytes are kept on the delivery itself as no event row stands behind it.
- * Returns the delivery id. Call notifyDeliveries() after the commit (sendPing does both).
+ * Returns the delivery id. Call wake().deliveries() after the commit (sendPing does both).
  */
 export async function insertPing(trx: Knex | Knex.Transaction, config: Config, owner: WebhookOwner, sender: User | null, hook: Webhook): Promise<number> {
   const now = Date.now();

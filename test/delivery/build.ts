@@ -1,7 +1,7 @@
 import type { TestWharf } from '../helpers/wharf.ts';
 import type { Repository } from '../../src/domain/repos.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
-import { notifyDeliveries } from '../../src/services.ts';
+import { wake } from '../../src/services.ts';
 import type { EventType } from '../../src/events/types.ts';
 
 /** Creates a webhook through the API and registers its secret with the receiver; returns the API answer's body. */
@@ -32,7 +32,7 @@ export async function raise(w: TestWharf, repo: Repository, events: { type?: Eve
     })),
   );
   const ids = await services.db.transaction((trx) => recordEvents(trx, list));
-  notifyDeliveries(services);
+  wake(services).deliveries();
   return ids;
 }
 

@@ -79,7 +79,7 @@ t.test("a task that rejects frees its place, is told as 'failed', and idle follo
 
 t.test('places are shared by time held: a webhook answering in 20 ms gets many turns for a 3 s one', async (t) => {
   let now = 0;
-  const q = new FairQueue(1, 0, new ServiceLedger(() => now), () => now);
+  const q = new FairQueue(1, 0, new ServiceLedger(() => now));
   const { started, add, end } = harness(q);
   for (let i = 0; i < 4; i++) add(`slow${i}`, 1, 10);
   for (let i = 0; i < 4; i++) add(`fast${i}`, 1, 11);
@@ -99,7 +99,7 @@ t.test('places are shared by time held: a webhook answering in 20 ms gets many t
 
 t.test('organizations too: one whose attempts held places longer waits behind one that held them less', async (t) => {
   let now = 0;
-  const q = new FairQueue(1, 0, new ServiceLedger(() => now), () => now);
+  const q = new FairQueue(1, 0, new ServiceLedger(() => now));
   const { started, add, end } = harness(q);
   add('a1', 1, 10);
   now += 1000;

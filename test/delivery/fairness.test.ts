@@ -4,7 +4,7 @@ import { postgresUrl } from '../helpers/database.ts';
 import { waitFor } from '../helpers/wait.ts';
 import type { Repository } from '../../src/domain/repos.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
-import { notifyDeliveries, type Services } from '../../src/services.ts';
+import { type Services, wake } from '../../src/services.ts';
 import { startReceiver } from './receiver.ts';
 import { buildWebhook, raise } from './build.ts';
 import { startSibling } from './servers.ts';
@@ -25,7 +25,7 @@ async function raiseOn(services: Services, repo: Repository): Promise<number> {
   const payload = { event: 'issue', seq: 0, text: 'prompt' };
   await services.db.transaction((trx) => recordEvents(trx, [{ repositoryId: repo.id, type: 'issue', action: 'opened', senderId: null, payload }]));
   const at = Date.now();
-  notifyDeliveries(services);
+  wake(services).deliveries();
   return at;
 }
 

@@ -5,7 +5,7 @@ import { waitFor } from '../helpers/wait.ts';
 import { buildWebhook, raise } from '../delivery/build.ts';
 import { startSibling } from '../delivery/servers.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
-import { notifyDeliveries } from '../../src/services.ts';
+import { wake } from '../../src/services.ts';
 
 t.test('under the default `external` policy, creation refuses loopback, private, link-local and names resolving inside', async (t) => {
   const w = await startWharf(t);
@@ -59,7 +59,7 @@ t.test('at delivery time the policy is checked on the address connected to: bloc
   await services.db.transaction((trx) =>
     recordEvents(trx, [{ repositoryId: repo.id, type: 'push', ref: 'refs/heads/main', senderId: null, payload: { event: 'push' } }]),
   );
-  notifyDeliveries(services);
+  wake(services).deliveries();
   const finished = await waitFor(
     async () => {
       const rows = await services.db('deliveries').where('event', 'push').select('webhook_id', 'status', 'error', 'attempts');
