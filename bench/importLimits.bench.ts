@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Bench } from './run.ts';
 import { fetchLfsObjects } from '../src/remote/lfsFetch.ts';
+import { createFsLfsStore } from '../src/lfs/fsStore.ts';
 import { parseHostPolicy } from '../src/net/hostPolicy.ts';
 
 const ANSWER_MIB = 200;
@@ -37,7 +38,7 @@ const bench: Bench = async (report) => {
       endpoint: `http://127.0.0.1:${port}/lfs`,
       credentials: null,
       policy: parseHostPolicy(['loopback']),
-      lfsDir: path.join(dir, 'lfs'),
+      lfs: createFsLfsStore(path.join(dir, 'lfs')),
       journal: path.join(dir, 'journal'),
       stallMs: 60_000,
       signal: new AbortController().signal,

@@ -10,6 +10,8 @@ import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
 import { MOUNTS, WORKERS } from './components.ts';
 import { openSecrets } from './secrets/boot.ts';
 import type { WorkerFactory } from './work/worker.ts';
+import type { LfsStore } from './lfs/lfsStore.ts';
+import { createFsLfsStore } from './lfs/fsStore.ts';
 
 export type { Worker, WorkerFactory } from './work/worker.ts';
 
@@ -20,6 +22,11 @@ export interface RunningServer {
   server: http.Server;
   bootstrap: BootstrapResult | null;
   stop(): Promise<void>;
+}
+
+/** The LFS store the configuration names; the one place that chooses an implementation (the CLI's commands that run workers use it too). */
+export function createLfsStore(config: Config): LfsStore {
+  return createFsLfsStore(config.lfsDir);
 }
 
 /**
@@ -59,7 +66,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;
-  const services: Services = { config: finalConfig, db, log, signals: new EventEmitter(), listenUrl: url };
+  const services: Services = { config: finalConfig, db, log, lfs: createLfsStore(finalConfig), signals: new EventEmitter(), listenUrl: url };
   const app = createApp(services, options.mounts ?? MOUNTS);
   server.on('request', app.callback());
   const workers = (options.workers ?? WORKERS).map((make) => make(services));

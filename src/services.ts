@@ -2,12 +2,15 @@ import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Db } from './db/connect.ts';
+import type { LfsStore } from './lfs/lfsStore.ts';
 
-/** What every part of a running Wharf is given: configuration, database and logger. */
+/** What every part of a running Wharf is given: configuration, database, logger and the LFS store. */
 export interface Services {
   config: Config;
   db: Db;
   log: Logger;
+  /** Where LFS objects' bytes are kept, built once by the root (createLfsStore in src/server.ts). */
+  lfs: LfsStore;
   /** In-process signals between parts: the wake-ups of SIGNAL (sent through wake()), each heard by its worker. */
   signals: EventEmitter;
   /** The address this process actually listens on (real port), for calls to itself over loopback; unset outside startServer. */

@@ -11,6 +11,7 @@ import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
 import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
+import { createLfsStore } from '../server.ts';
 
 function targetArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -84,7 +85,7 @@ export function importCommand(program: Command, run: RunWrapper) {
           const config = loadConfig();
           const password = opts.passwordStdin ? await readStdin() : undefined;
           const db = await openServerDb(config);
-          const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
+          const services = { config, db, log: createLogger('silent'), lfs: createLfsStore(config), signals: new EventEmitter() };
           const runner = createImportRunner(services);
           try {
             // The runner reads services.config when a job runs: it gets the checked key.

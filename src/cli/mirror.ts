@@ -10,6 +10,7 @@ import { queueSync } from '../mirrors/cutover.ts';
 import { createMirrorRunner } from '../mirrors/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
+import { createLfsStore } from '../server.ts';
 
 function repoArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -53,7 +54,7 @@ export function mirrorCommand(program: Command, run: RunWrapper) {
       run(async () => {
         const config = loadConfig();
         const db = await openServerDb(config);
-        const services = { config, db, log: createLogger('silent'), signals: new EventEmitter() };
+        const services = { config, db, log: createLogger('silent'), lfs: createLfsStore(config), signals: new EventEmitter() };
         const runner = createMirrorRunner(services);
         try {
           // The runner reads services.config when a sync runs: it gets the checked key.

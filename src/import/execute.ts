@@ -96,7 +96,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       endpoint: job.lfs_url,
       credentials,
       policy: config.importAllowedHosts,
-      lfsDir: config.lfsDir,
+      lfs: services.lfs,
       journal: path.join(tmp, LFS_JOURNAL),
       stallMs: config.importStallTimeoutMs,
       signal,

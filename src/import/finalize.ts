@@ -4,7 +4,7 @@ import type { Db } from '../db/connect.ts';
 import type { Config } from '../config.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { configureRepository, repoDir } from '../git/bare.ts';
-import { linkObject } from '../lfs/store.ts';
+import { linkObject } from '../lfs/links.ts';
 import type { ImportJob } from './jobs.ts';
 import type { LfsPointer } from '../remote/lfsScan.ts';
 import type { MissingObject } from '../remote/lfsFetch.ts';

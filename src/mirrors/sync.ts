@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Services } from '../services.ts';
 import { isPostgres } from '../db/connect.ts';
 import { repoDir } from '../git/bare.ts';
-import { linkedObjects, linkObject } from '../lfs/store.ts';
+import { linkedObjects, linkObject } from '../lfs/links.ts';
 import { openCredentials } from '../secrets/credentials.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { repositoryById, type Repository } from '../domain/repos.ts';
@@ -83,7 +83,7 @@ export async function syncMirror(services: Services, mirror: Mirror, owner: stri
           endpoint: mirror.lfsUrl,
           credentials,
           policy: config.importAllowedHosts,
-          lfsDir: config.lfsDir,
+          lfs: services.lfs,
           journal,
           stallMs: config.importStallTimeoutMs,
           signal,

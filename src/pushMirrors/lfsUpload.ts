@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { policyConnector } from '../net/connector.ts';
-import { objectPath } from '../lfs/store.ts';
+import type { LfsStore } from '../lfs/lfsStore.ts';
 import { guarded, readCapped } from '../remote/limits.ts';
 import type { LfsPointer } from '../remote/lfsScan.ts';
 import type { Credentials } from '../remote/url.ts';
@@ -13,7 +12,8 @@ export interface LfsUploadOptions {
   endpoint: string;
   credentials: Credentials | null;
   policy: HostPolicy;
-  lfsDir: string;
+  /** The store the objects are read from. */
+  lfs: LfsStore;
   /** A batch answer or transfer slower than 1 KiB/s over this long fails (ms). */
   stallMs: number;
   signal: AbortSignal;
@@ -165,7 +165,7 @@ async function batch(endpoint: string, group: LfsPointer[], options: LfsUploadOp
 async function put(p: LfsPointer, action: JsonObject, endpoint: string, options: LfsUploadOptions, dispatcher: Dispatcher): Promise<void> {
   const target = actionTarget(action, endpoint);
   const headers = { ...actionHeaders(action, target, endpoint, options), 'content-type': 'application/octet-stream', 'content-length': String(p.size) };
-  const body = fs.createReadStream(objectPath(options.lfsDir, p.oid));
+  const body = await options.lfs.open(p.oid);
   body.on('error', () => {}); // surfaces as the request's failure
   const res = await send(target, { method: 'PUT', headers, body, dispatcher, signal: options.signal });
   const text = await bodyText(res.body, options.stallMs);

@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import type { Repository } from '../domain/repos.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { repoDir } from '../git/bare.ts';
-import { linkedObjects, storedSize } from '../lfs/store.ts';
+import { linkedObjects } from '../lfs/links.ts';
 import { HostPolicyError } from '../net/hostPolicy.ts';
 import { openSecret } from '../secrets/box.ts';
 import { askpassProgram, GitAbortedError, GitRunError, remoteGit } from '../remote/gitRemote.ts';
@@ -25,7 +25,7 @@ export interface SyncResult {
   lfsMissing: number;
 }
 
-/** The LFS objects of `pointers` this repository holds itself (linked, and on disk at their size). */
+/** The LFS objects of `pointers` this repository holds itself (linked, and in the store at their size). */
 async function heldObjects(services: Services, repo: Repository, pointers: LfsPointer[]): Promise<{ held: LfsPointer[]; missing: number }> {
   // SECURITY: only objects linked to this repository: a pointer naming another repository's
   // object must not send its bytes to a remote of this repository's admins' choosing.
@@ -35,7 +35,7 @@ async function heldObjects(services: Services, repo: Repository, pointers: LfsPo
     pointers.map((p) => p.oid),
   );
   const held: LfsPointer[] = [];
-  for (const p of pointers) if (linked.has(p.oid) && (await storedSize(services.config.lfsDir, p.oid)) === p.size) held.push(p);
+  for (const p of pointers) if (linked.has(p.oid) && (await services.lfs.size(p.oid)) === p.size) held.push(p);
   return { held, missing: pointers.length - held.length };
 }
 
@@ -63,7 +63,7 @@ export async function syncPushMirror(
     endpoint: lfsEndpoint(remote),
     credentials,
     policy: config.importAllowedHosts,
-    lfsDir: config.lfsDir,
+    lfs: services.lfs,
     stallMs,
     signal,
   });

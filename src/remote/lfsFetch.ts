@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { policyConnector } from '../net/connector.ts';
-import { storedSize, writeObject } from '../lfs/store.ts';
+import type { LfsStore } from '../lfs/lfsStore.ts';
 import { scrubSecrets } from './gitErrors.ts';
 import { guarded, readCapped } from './limits.ts';
 import type { LfsPointer } from './lfsScan.ts';
@@ -20,7 +20,8 @@ export interface LfsFetchOptions {
   endpoint?: string | null;
   credentials: Credentials | null;
   policy: HostPolicy;
-  lfsDir: string;
+  /** The store the objects are written to. */
+  lfs: LfsStore;
   /**
    * A file of this job listing the oids it fetched and checked itself, one a line, so a
    * resumed job does not fetch them again. Objects the store holds for any other reason
@@ -106,7 +107,7 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
   const missing: MissingObject[] = [];
   const wanted: LfsPointer[] = [];
   const done = await readJournal(options.journal);
-  for (const p of pointers) (done.has(p.oid) && (await storedSize(options.lfsDir, p.oid)) === p.size ? stored : wanted).push(p);
+  for (const p of pointers) (done.has(p.oid) && (await options.lfs.size(p.oid)) === p.size ? stored : wanted).push(p);
   options.onProgress?.(stored.length, pointers.length);
   if (wanted.length === 0) return { stored, missing };
   const endpoint = (options.endpoint ?? lfsEndpoint(options.url)).replace(/\/+$/, '');
@@ -255,7 +256,7 @@ async function download(href: string, header: unknown, endpoint: string, p: LfsP
     }
     // Checked while it streams: more than the pointer's size, a wrong SHA-256 or a stall stores nothing.
     try {
-      await writeObject(options.lfsDir, p.oid, p.size, guarded(res.body, options.stallMs, `the download of ${p.oid.slice(0, 12)}`));
+      await options.lfs.write(p.oid, p.size, guarded(res.body, options.stallMs, `the download of ${p.oid.slice(0, 12)}`));
     } finally {
       discard(res.body);
     }

@@ -3,11 +3,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { fetchLfsObjects } from '../../src/remote/lfsFetch.ts';
 import { parseHostPolicy } from '../../src/net/hostPolicy.ts';
-import { objectPath } from '../../src/lfs/store.ts';
+import { createFsLfsStore } from '../../src/lfs/fsStore.ts';
 import { check, SEED } from './harness.ts';
 import { startWharf } from '../helpers/wharf.ts';
 import { createOrg } from '../../src/domain/accounts.ts';
@@ -181,6 +182,7 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
       lfs.use(s, files);
       const lfsDir = path.join(root, `lfs-${run}`);
       fs.mkdirSync(lfsDir);
+      const store = createFsLfsStore(lfsDir);
       const controller = new AbortController();
       const result = await fetchLfsObjects(
         files.map(({ oid, size }) => ({ oid, size })),
@@ -189,7 +191,7 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
           endpoint: lfs.endpoint,
           credentials: null,
           policy,
-          lfsDir,
+          lfs: store,
           journal: path.join(root, `journal-${run}`),
           stallMs: STALL_MS,
           signal: controller.signal,
@@ -205,10 +207,10 @@ t.test('LFS batch and downloads answering anything: the process never crashes; e
         throw new Error(`objects neither stored nor missing, or both: stored ${stored}, missing ${missing}`);
       }
       for (const f of files) {
-        const file = objectPath(lfsDir, f.oid);
         if (stored.includes(f.oid)) {
-          if (!fs.readFileSync(file).equals(f.content)) throw new Error(`stored ${f.oid} differs from its content`);
-        } else if (fs.existsSync(file) && !files.some((o) => o.oid === f.oid && stored.includes(o.oid))) throw new Error(`missing ${f.oid} was written`);
+          if (!(await buffer(await store.open(f.oid))).equals(f.content)) throw new Error(`stored ${f.oid} differs from its content`);
+        } else if ((await store.size(f.oid)) !== null && !files.some((o) => o.oid === f.oid && stored.includes(o.oid)))
+          throw new Error(`missing ${f.oid} was written`);
         if (result.missing.some((m) => m.oid === f.oid && typeof m.error !== 'string')) throw new Error('a missing object without a reason');
       }
       storedTotal += stored.length;

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
-import { storedSize } from '../../src/lfs/store.ts';
 
 const LFS = 'application/vnd.git-lfs+json';
 const basic = (token: string) => `Basic ${Buffer.from(`x:${token}`).toString('base64')}`;
@@ -41,7 +40,7 @@ t.test('git lfs pushes, clones and pulls a 5 MB binary without errors or warning
   const push = await g.run(['push', 'origin', 'main'], { cwd: src });
   t.equal(push.code, 0, 'push with LFS objects');
   t.notMatch(push.stderr, /warning|error/i, 'no warning or error from git lfs');
-  t.equal(await storedSize(w.config.lfsDir, oid), content.length, 'the object is stored under LFS_DIR');
+  t.equal(await w.running.services.lfs.size(oid), content.length, 'the object is in the store');
   const links = await w.running.services.db('repository_lfs_objects').select('oid');
   t.same(
     links.map((l: any) => l.oid),
@@ -106,7 +105,7 @@ t.test('uploads are checked while streaming: a corrupt or short upload stores no
   t.equal(bad.status, 422, 'same size, wrong content');
   t.equal((await bad.json()).error.code, 'validation_failed');
   t.equal((await put(content.subarray(1))).status, 422, 'short content');
-  t.equal(await storedSize(w.config.lfsDir, oid), null, 'nothing stored');
+  t.equal(await w.running.services.lfs.size(oid), null, 'nothing stored');
   t.equal((await w.running.services.db('lfs_objects').count('* as n').first())!.n, 0, 'nothing recorded');
   t.same(fs.readdirSync(path.join(w.config.lfsDir, 'tmp')), [], 'no temporary file left');
   const verify = objects[0].actions.verify;

@@ -4,7 +4,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import t from 'tap';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
 import { refList, repoUrl } from '../helpers/git.ts';
-import { storedSize } from '../../src/lfs/store.ts';
 import { repoDir } from '../../src/git/bare.ts';
 import { lfsClient, mirrorSettled } from './helpers.ts';
 
@@ -25,7 +24,7 @@ t.test("a pointer naming another repository's LFS object never sends its bytes; 
   const oid = createHash('sha256').update(content).digest('hex');
   await g.commit(secret, 'secret', { 'data.bin': content });
   await g.ok(['push', '-q', repoUrl(w, 'acme/secret', ann.token), 'main'], { cwd: secret });
-  t.equal(await storedSize(w.config.lfsDir, oid), content.length);
+  t.equal(await w.running.services.lfs.size(oid), content.length);
   // acme/proj holds a pointer to it, and nothing more.
   const proj = path.join(g.dir, 'proj');
   await g.ok(['init', '-q', proj]);
@@ -47,7 +46,7 @@ t.test("a pointer naming another repository's LFS object never sends its bytes; 
     refList(await g.ok(['ls-remote', repoUrl(w, 'acme/proj', ann.token)])),
     'the refs went',
   );
-  t.equal(await storedSize(remote.config.lfsDir, oid), null, 'the object did not');
+  t.equal(await remote.running.services.lfs.size(oid), null, 'the object did not');
   t.equal((await remote.running.services.db('lfs_objects').where('oid', oid)).length, 0);
 });
 

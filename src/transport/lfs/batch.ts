@@ -1,6 +1,7 @@
 import type { Db } from '../../db/connect.ts';
 import { compile } from '../../http/validate.ts';
-import { OID_PATTERN, repositoryHasObject, storedSize } from '../../lfs/store.ts';
+import { OID_PATTERN, type LfsOperation, type LfsStore } from '../../lfs/lfsStore.ts';
+import { repositoryHasObject } from '../../lfs/links.ts';
 
 /** The batch request body of the git-lfs API (docs/api/batch.md). */
 export const parseBatch = compile({
@@ -23,7 +24,7 @@ export const parseBatch = compile({
   },
 } as const);
 
-/** Where a repository's LFS objects are fetched and sent, and the header that authorizes it. */
+/** Wharf's own transfer routes for a repository's LFS objects, and the header that authorizes them. */
 export interface BatchLinks {
   objectHref: (oid: string) => string;
   verifyHref: string;
@@ -34,13 +35,15 @@ export interface BatchLinks {
  * Answers each object of a batch request: a download link for an object this repository
  * holds; an upload (and verify) link for one it does not. An object already stored for
  * another repository is still uploaded: linking it without the bytes would let anyone who
- * knows an oid read it out of a repository they cannot see.
+ * knows an oid read it out of a repository they cannot see. The bytes move through the
+ * store's own address when it hands one out (`href`), else through Wharf's routes; verify
+ * is always Wharf's.
  */
 export async function answerBatch(
   db: Db,
-  lfsDir: string,
+  lfs: LfsStore,
   repositoryId: number,
-  operation: 'download' | 'upload',
+  operation: LfsOperation,
   objects: { oid: string; size: number }[],
   links: BatchLinks,
 ) {
@@ -50,15 +53,17 @@ export async function answerBatch(
       answers.push({ oid, size, error: { code: 422, message: 'The object id must be 64 lowercase hex digits' } });
       continue;
     }
-    const held = (await repositoryHasObject(db, repositoryId, oid)) ? await storedSize(lfsDir, oid) : null;
-    const action = (href: string) => ({ href, header: links.header });
+    const held = (await repositoryHasObject(db, repositoryId, oid)) ? await lfs.size(oid) : null;
+    // The caller's credentials go to Wharf's routes only, never to a store's own address.
+    const transfer = (op: LfsOperation) => (lfs.href ? lfs.href(oid, op) : { href: links.objectHref(oid), header: links.header });
     if (operation === 'download') {
       if (held === null) answers.push({ oid, size, error: { code: 404, message: 'Object does not exist' } });
-      else answers.push({ oid, size: held, authenticated: true, actions: { download: action(links.objectHref(oid)) } });
+      else answers.push({ oid, size: held, authenticated: true, actions: { download: await transfer('download') } });
     } else if (held === size) {
       answers.push({ oid, size, authenticated: true }); // already here: nothing to send
     } else {
-      answers.push({ oid, size, authenticated: true, actions: { upload: action(links.objectHref(oid)), verify: action(links.verifyHref) } });
+      const verify = { href: links.verifyHref, header: links.header };
+      answers.push({ oid, size, authenticated: true, actions: { upload: await transfer('upload'), verify } });
     }
   }
   return answers;

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import type { GitPath } from '../gitPath.ts';
@@ -10,7 +9,8 @@ import { compile } from '../../http/validate.ts';
 import { badRequest, conflict, notFound, validationFailed, WharfError } from '../../errors/wharfError.ts';
 import { classify } from '../../http/classify.ts';
 import { answerBatch, parseBatch } from './batch.ts';
-import { LfsIntegrityError, linkObject, objectPath, repositoryHasObject, storedSize, writeObject } from '../../lfs/store.ts';
+import { LfsIntegrityError } from '../../lfs/lfsStore.ts';
+import { linkObject, repositoryHasObject } from '../../lfs/links.ts';
 import { cutStalledAnswer } from '../../http/deadlines.ts';
 
 const LFS_TYPE = 'application/vnd.git-lfs+json';
@@ -36,13 +36,13 @@ type Level = 'read' | 'write';
 
 /** POST objects/batch: where each object is to be downloaded from or uploaded to (basic transfer). */
 async function batch(services: Services, ctx: Context, repoFor: (level: Level) => Promise<Repository>): Promise<void> {
-  const { db, config } = services;
+  const { db, config, lfs } = services;
   const request = parseBatch(await readJson(ctx));
   if (request.hash_algo && request.hash_algo !== 'sha256') throw conflict('Only sha256 is supported');
   const repo = await repoFor(request.operation === 'upload' ? 'write' : 'read');
   const base = `${config.baseUrl}/${repo.org}/${repo.name}.git/info/lfs`;
   const authorization = ctx.get('authorization');
-  const objects = await answerBatch(db, config.lfsDir, repo.id, request.operation, request.objects, {
+  const objects = await answerBatch(db, lfs, repo.id, request.operation, request.objects, {
     objectHref: (oid) => `${base}/objects/${oid}`,
     verifyHref: `${base}/verify`,
     header: authorization ? { Authorization: authorization } : {},
@@ -51,14 +51,14 @@ async function batch(services: Services, ctx: Context, repoFor: (level: Level) =
   ctx.body = { transfer: 'basic', objects, hash_algo: 'sha256' };
 }
 
-/** PUT objects/<oid>: stores an upload, streamed to disk and checked against its oid and size, then links it to the repository. */
+/** PUT objects/<oid>: stores an upload, streamed into the store and checked against its oid and size, then links it to the repository. */
 async function upload(services: Services, ctx: Context, repo: Repository, oid: string): Promise<void> {
-  const { db, config } = services;
+  const { db, lfs } = services;
   const length = ctx.get('content-length');
   if (!/^\d{1,15}$/.test(length)) throw new WharfError('length_required', 'Content-Length is required');
   try {
-    // Streamed to disk as it comes; an upload that stalls is a 408 (src/http/deadlines.ts).
-    await writeObject(config.lfsDir, oid, Number(length), idleLimited(ctx));
+    // Streamed into the store as it comes; an upload that stalls is a 408 (src/http/deadlines.ts).
+    await lfs.write(oid, Number(length), idleLimited(ctx));
   } catch (err) {
     if (err instanceof WharfError) throw err;
     if (err instanceof LfsIntegrityError)
@@ -77,7 +77,7 @@ async function upload(services: Services, ctx: Context, repo: Repository, oid: s
  * raises no warning. Errors carry git-lfs's `message` beside SPEC §4's `error`.
  */
 export function lfsRoutes(services: Services) {
-  const { db, config } = services;
+  const { db, config, lfs } = services;
   const repoFor = (ctx: Context, target: GitPath, level: 'read' | 'write') => authorizeRepo(services, ctx, target, level, { challenge: LFS_CHALLENGE });
 
   async function route(ctx: Context, target: GitPath): Promise<void> {
@@ -91,19 +91,19 @@ export function lfsRoutes(services: Services) {
     } else if (object && ctx.method === 'GET') {
       const repo = await repoFor(ctx, target, 'read');
       const oid = object[1];
-      const size = (await repositoryHasObject(db, repo.id, oid)) ? await storedSize(config.lfsDir, oid) : null;
+      const size = (await repositoryHasObject(db, repo.id, oid)) ? await lfs.size(oid) : null;
       if (size === null) throw notFound('Object does not exist');
       ctx.type = 'application/octet-stream';
       ctx.length = size;
-      ctx.body = fs.createReadStream(objectPath(config.lfsDir, oid));
-      // A client that stops reading the object holds its file and connection no longer than GIT_IDLE_TIMEOUT.
+      ctx.body = await lfs.open(oid);
+      // A client that stops reading the object holds its stream and connection no longer than GIT_IDLE_TIMEOUT.
       cutStalledAnswer(ctx, config.gitIdleTimeoutMs);
     } else if (object && ctx.method === 'PUT') {
       await upload(services, ctx, await repoFor(ctx, target, 'write'), object[1]);
     } else if (path === 'verify' && ctx.method === 'POST') {
       const { oid, size } = parseVerify(await readJson(ctx));
       const repo = await repoFor(ctx, target, 'write');
-      const stored = (await repositoryHasObject(db, repo.id, oid)) ? await storedSize(config.lfsDir, oid) : null;
+      const stored = (await repositoryHasObject(db, repo.id, oid)) ? await lfs.size(oid) : null;
       if (stored === null) throw notFound('Object does not exist');
       if (stored !== size) throw validationFailed([{ path: '/size', message: `the object has ${stored} bytes` }], 'Size mismatch');
       ctx.type = LFS_TYPE;
