@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { errorCause, errorCode, errorName } from '../errors/thrown.ts';
-import { HostPolicyError } from '../net/hostPolicy.ts';
+import { errorCause, errorCode, errorName } from '../../errors/thrown.ts';
+import { HostPolicyError } from '../../net/hostPolicy.ts';
 
 /** Most of a response body that is read and kept (SPEC §5.2). */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;

@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '../webhooks/model.ts';
+import type { DeliveryStatus } from '../../webhooks/model.ts';
 
 /** What happens after an attempt: the delivery's new status and, if pending, when it is next due. */
 export interface NextStep {

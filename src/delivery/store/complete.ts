@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/connect.ts';
-import type { DeliveryStatus } from '../webhooks/model.ts';
+import type { Db } from '../../db/connect.ts';
+import type { DeliveryStatus } from '../../webhooks/model.ts';
 import type { ClaimHealth } from './claim.ts';
-import { isPostgres } from '../db/connect.ts';
+import { isPostgres } from '../../db/connect.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner, type SqlStep } from './sqlite.ts';
 

@@ -1,9 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
-import type { Db } from '../db/connect.ts';
-import type { Config } from '../config.ts';
-import { disable, GONE_REASON, holdPending, lockHealth, MAX_PROBE_INTERVAL_MS, pause, resumeIn } from '../webhooks/endpointHealth.ts';
-import type { AttemptResult } from './complete.ts';
+import type { Db } from '../../db/connect.ts';
+import type { Config } from '../../config.ts';
+import { disable, GONE_REASON, holdPending, lockHealth, MAX_PROBE_INTERVAL_MS, pause, resumeIn } from '../../webhooks/endpointHealth.ts';
+import type { AttemptResult } from '../store/complete.ts';
 
 /** What this process knows of a webhook's health beyond what its claims read. */
 export interface LocalHealth {

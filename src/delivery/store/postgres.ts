@@ -1,4 +1,4 @@
-import { connectionPool, type Db } from '../db/connect.ts';
+import { connectionPool, type Db } from '../../db/connect.ts';
 
 /** The part of a node-postgres connection used here. */
 interface PgConnection {

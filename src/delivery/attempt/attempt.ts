@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import type { Config } from '../config.ts';
-import { PARK_AFTER, type Claimed } from './claim.ts';
-import type { AttemptResult } from './complete.ts';
+import type { Config } from '../../config.ts';
+import { PARK_AFTER, type Claimed } from '../store/claim.ts';
+import type { AttemptResult } from '../store/complete.ts';
 import type { DeliveryMetrics } from './metrics.ts';
-import { nextStep, retryAfterAt } from './schedule.ts';
+import { nextStep, retryAfterAt } from '../pacing/schedule.ts';
 import { deliveryHeaders } from './sign.ts';
 import { sendAttempt, target } from './send.ts';
 import { createIsolationGate } from './isolation.ts';
-import { openCustomHeaders } from '../webhooks/headers.ts';
+import { openCustomHeaders } from '../../webhooks/headers.ts';
 
 /** The error a parked delivery ends with: why, and what to do. */
 export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PARK_AFTER} times during its attempt; it will not be sent again by itself — redeliver it to try again`;
