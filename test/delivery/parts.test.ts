@@ -51,6 +51,8 @@ const result = (c: Claimed, over: Partial<AttemptResult> = {}): AttemptResult =>
   claims: c.claims,
   status: 'success',
   nextAttemptAt: null,
+  outcome: 'delivered',
+  reason: null,
   startedAt: Date.now(),
   endedAt: Date.now(),
   durationMs: 1,
@@ -216,7 +218,14 @@ t.test(
       const [retaken] = await claimAt(`took-over-${attempt}`);
       t.match(retaken, { attempt, claims: 2, interruptions: 1 }, `attempt ${attempt}: taken over, the death counted`);
       const written = await recordResults(db, `took-over-${attempt}`, [
-        result(retaken, { status: 'pending', statusCode: 500, responseBody: 'no', nextAttemptAt: (now += 10) }),
+        result(retaken, {
+          status: 'pending',
+          outcome: 'failed',
+          reason: '500 Internal Server Error',
+          statusCode: 500,
+          responseBody: 'no',
+          nextAttemptAt: (now += 10),
+        }),
       ]);
       t.equal(written, 1, `attempt ${attempt}: its failure recorded`);
     }

@@ -46,6 +46,8 @@ const result = (deliveryId: number, attempt: number, over: Partial<AttemptResult
   claims: 1,
   status: 'success',
   nextAttemptAt: null,
+  outcome: 'delivered',
+  reason: null,
   startedAt: Date.now(),
   endedAt: Date.now() + 5,
   durationMs: 5,

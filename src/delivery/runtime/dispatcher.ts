@@ -1,30 +1,31 @@
 import type { Services } from '../../services.ts';
 import type { Worker } from '../../work/worker.ts';
 import { nodeId } from '../../work/nodeId.ts';
-import { wakeOn } from '../../work/wakeSources.ts';
 import { isPostgres } from '../../db/connect.ts';
 import { claimDue, type Claimed } from '../store/claim.ts';
 import { recordResults, type AttemptResult } from '../store/complete.ts';
 import { nextDueAt } from '../store/nextDue.ts';
 import { pruneFinished } from '../store/prune.ts';
-import { deliveryAgent } from '../attempt/agent.ts';
-import { announcer, CHANNEL } from './listen.ts';
-import { deliveryMetrics } from '../attempt/metrics.ts';
+import { markInFlight } from '../store/markInFlight.ts';
+import { releaseClaims, type Release } from '../store/release.ts';
 import { mainConnectionRunner, sqliteFile } from '../store/sqlite.ts';
 import { SqliteThread } from '../store/sqliteThread.ts';
+import { FairQueue } from '../pacing/fairQueue.ts';
+import { createGate } from '../pacing/gate.ts';
+import { createHealthKeeper } from '../pacing/healthKeeper.ts';
+import { createProber } from '../pacing/prober.ts';
+import { attemptMaker } from '../attempt/attempt.ts';
+import { deliveryMetrics } from '../attempt/metrics.ts';
+import type { DeliveryTransport } from '../attempt/transport.ts';
+import { httpTransport } from '../attempt/http/transport.ts';
+import { announcer } from './listen.ts';
 import { dispatchTuning } from './tuning.ts';
 import { createClaimLoop } from './claimLoop.ts';
-import { FairQueue } from '../pacing/fairQueue.ts';
 import { createResultWriter } from './resultWriter.ts';
 import { createDueTimer } from './dueTimer.ts';
 import { createPruner } from './pruner.ts';
-import { attemptMaker } from '../attempt/attempt.ts';
-import { markInFlight } from '../store/markInFlight.ts';
-import { createHealthKeeper } from '../pacing/healthKeeper.ts';
-import { createGate } from '../pacing/gate.ts';
-import { releaseClaims, type Release } from '../store/release.ts';
-import { createProber } from '../pacing/prober.ts';
-import { SIGNAL } from '../../services.ts';
+import { deliveryPipeline } from './pipeline.ts';
+import { dispatcherLifecycle } from './lifecycle.ts';
 
 /** The gate's verdict when there is nothing to heed. */
 const GO = { send: true } as const;
@@ -33,9 +34,19 @@ const GO = { send: true } as const;
 const IDLE_POLL_MS = 2000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 
+/** What a dispatcher may be given instead of its defaults. */
+export interface DispatcherOptions {
+  /**
+   * How deliveries are carried: signed HTTP POSTs (attempt/http/transport.ts) unless
+   * another transport is given here. The dispatcher closes it when it stops.
+   */
+  transport?: DeliveryTransport;
+}
+
 /**
- * The webhook dispatcher (a Worker), put together from its parts: the claim loop claims
- * due deliveries, fairly (claim.ts: organizations, then their webhooks, take turns by
+ * The webhook dispatcher (a Worker), put together from its parts. Each delivery goes
+ * claim → gate → attempt → result (pipeline.ts), the four steps built below in that
+ * order. The claim loop claims due deliveries, fairly (claim.ts: organizations, then their webhooks, take turns by
  * the time their attempts held a place, serviceLedger.ts, and the leases they hold now),
  * into a queue that makes WEBHOOK_CONCURRENCY attempts at once and starts the next from
  * the organization served the least (fairQueue.ts); each
@@ -47,7 +58,7 @@ const PRUNE_EVERY_MS = 10 * 60_000;
  * repeats (attempts started and not yet recorded) is so bounded by twice
  * WEBHOOK_CONCURRENCY (the places, and the starts of organizations that had none).
  */
-export function createDispatcher(services: Services): Worker {
+export function createDispatcher(services: Services, options: DispatcherOptions = {}): Worker {
   const { db, config, log } = services;
   const owner = nodeId(config.dataDir);
   const concurrency = config.webhookConcurrency;
@@ -55,22 +66,40 @@ export function createDispatcher(services: Services): Worker {
   const tuning = dispatchTuning(postgres ? 'postgres' : 'sqlite', config);
   // An organization with nothing running may start beyond the places, up to twice as many in all.
   const queue = new FairQueue(concurrency, concurrency);
-  const agent = deliveryAgent(config);
+  const transport = options.transport ?? httpTransport(config);
   // SQLite: claims and result writes run on a thread of their own when the database is a file.
   const file = postgres ? null : sqliteFile(db);
   const sqliteThread = file ? new SqliteThread(file) : null;
   const sqlite = sqliteThread ? sqliteThread.run : mainConnectionRunner(db);
   const announce = postgres ? announcer(db, log) : () => {};
+
+  // 1. Claim: due deliveries under a lease, fairly across organizations and webhooks.
+  const claim = (limit: number, idle: boolean) =>
+    claimDue(db, {
+      owner,
+      limit,
+      now: Date.now(),
+      leaseMs: tuning.leaseMs,
+      firstDelayMs: config.webhookRetrySchedule[0],
+      idle,
+      shares: queue.ledger.shares(),
+      sqlite,
+    });
+
+  // 2. Gate: holds what paused webhooks claimed, puts off what Retry-After or max_rate asks to.
+  const health = createHealthKeeper({ db, config, log, released: () => claims.wake() });
+  const gate = createGate(db, health.local);
+
+  // 3. Attempt: the body from payloadFor, sent through the transport, the next step decided.
   const attempt = attemptMaker({
     config,
-    agent,
+    transport,
     metrics: deliveryMetrics(services),
     log,
     markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, Date.now() + tuning.leaseMs, sqlite),
   });
 
-  const health = createHealthKeeper({ db, config, log, released: () => claims.wake() });
-  const gate = createGate(db, health.local);
+  // 4. Result: written in batches, then accounted for endpoint health.
   const writer = createResultWriter<AttemptResult>({
     write: async (batch) => {
       await recordResults(db, owner, batch, sqlite);
@@ -82,7 +111,6 @@ export function createDispatcher(services: Services): Worker {
     onError: (err) => log.error({ err }, 'could not record delivery results'),
     written: () => timer.want(),
   });
-
   // Deliveries the gate held or put off: given back unattempted.
   const releaser = createResultWriter<Release>({
     write: (batch) => releaseClaims(db, owner, batch),
@@ -92,39 +120,23 @@ export function createDispatcher(services: Services): Worker {
     written: () => timer.want(),
   });
 
+  const deliver = deliveryPipeline({
+    gate: (c) => (c.health === null && health.quiet ? GO : gate(c)),
+    attempt,
+    result: (r) => writer.add(r),
+    giveBack: (r) => releaser.add(r),
+    log,
+  });
+
   // Places for claims: WEBHOOK_CONCURRENCY attempts (or results being written) and
   // `ahead` times as many claimed deliveries waiting behind them, so the next attempt
   // never waits for a claim's round trip and claims come in big batches.
   const freeSlots = () => (1 + tuning.ahead) * concurrency - queue.size - queue.pending;
   const claims = createClaimLoop<Claimed>({
-    claim: (limit, idle) =>
-      claimDue(db, {
-        owner,
-        limit,
-        now: Date.now(),
-        leaseMs: tuning.leaseMs,
-        firstDelayMs: config.webhookRetrySchedule[0],
-        idle,
-        shares: queue.ledger.shares(),
-        sqlite,
-      }),
+    claim,
     // The attempt keeps its place until its result is written. A crash in between leaves
     // the attempt uncounted: it is made again, same number, when the lease runs out.
-    start: (c) =>
-      queue.add({
-        org: c.org,
-        hook: c.hookId,
-        cap: c.maxConcurrency,
-        run: async () => {
-          try {
-            const verdict = c.health === null && health.quiet ? GO : await gate(c);
-            if (verdict.send) return await writer.add(await attempt(c));
-            return await releaser.add({ deliveryId: c.id, claims: c.claims, until: verdict.until });
-          } catch (err) {
-            log.error({ err, delivery_id: c.id }, 'delivery attempt failed');
-          }
-        },
-      }),
+    start: (c) => queue.add({ org: c.org, hook: c.hookId, cap: c.maxConcurrency, run: () => deliver(c) }),
     freeSlots,
     inFlight: () => queue.pending,
     batchMin: tuning.claimBatchMin,
@@ -154,70 +166,9 @@ export function createDispatcher(services: Services): Worker {
     queue,
     writer,
     releaser,
-    agent,
+    transport,
     sqliteThread,
     announce,
     wantClaims: () => claims.moreDue && freeSlots() >= tuning.claimBatchMin,
   });
-}
-
-/** The parts of a dispatcher its start and stop drive. */
-interface DispatcherParts {
-  services: Services;
-  postgres: boolean;
-  claims: ReturnType<typeof createClaimLoop<Claimed>>;
-  timer: ReturnType<typeof createDueTimer>;
-  pruner: ReturnType<typeof createPruner>;
-  prober: ReturnType<typeof createProber>;
-  queue: FairQueue;
-  writer: ReturnType<typeof createResultWriter<AttemptResult>>;
-  releaser: ReturnType<typeof createResultWriter<Release>>;
-  agent: ReturnType<typeof deliveryAgent>;
-  sqliteThread: SqliteThread | null;
-  announce: () => void;
-  /** True when more is due and enough places are free for a claim batch. */
-  wantClaims: () => boolean;
-}
-
-/** Starts a dispatcher's parts (wake-ups, pruner, the first claim) and stops them in order, draining what is in flight. */
-function dispatcherLifecycle(p: DispatcherParts): Worker {
-  const { services, claims, timer, pruner, queue, writer } = p;
-  const { config, log } = services;
-  let closeSources: (() => Promise<void>) | undefined;
-  const onLocalWork = () => {
-    claims.wakeForNew();
-    p.announce();
-  };
-  return {
-    async start() {
-      // A commit in this process wakes the loop and tells the others; NOTIFY from the others
-      // wakes it too. The due timer is its poll (it sleeps until the next retry falls due).
-      services.signals.on(SIGNAL.deliveries, onLocalWork);
-      // The last place freed: nothing in flight to trigger the next claim, so look now.
-      queue.on('idle', () => (claims.moreDue ? claims.wake() : timer.want()));
-      queue.on('next', () => {
-        if (p.wantClaims()) claims.wake();
-      });
-      if (p.postgres)
-        closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wakeForNew());
-      pruner.start();
-      p.prober.start();
-      // Resumes everything that fell due while no process was running.
-      claims.wake();
-    },
-    async stop() {
-      services.signals.off(SIGNAL.deliveries, onLocalWork);
-      timer.stop();
-      pruner.stop();
-      p.prober.stop();
-      await closeSources?.();
-      // No new claims; attempts in flight finish and their results are written.
-      await claims.stop();
-      await queue.onIdle();
-      await writer.drain();
-      await p.releaser.drain();
-      await p.agent.close();
-      await p.sqliteThread?.close();
-    },
-  };
 }
