@@ -93,6 +93,18 @@ module.exports = {
       from: { path: `^src/${worker}/` },
       to: { path: `^src/(${above})/` },
     })),
+    // Inside the dispatcher, rooms top to bottom: runtime -> attempt -> pacing -> store.
+    ...[
+      ['store', 'pacing|attempt|runtime'],
+      ['pacing', 'attempt|runtime'],
+      ['attempt', 'runtime'],
+    ].map(([room, above]) => ({
+      name: `delivery-rooms-in-order-${room}`,
+      severity: 'error',
+      comment: `delivery/${room}/ imports no room of the dispatcher above it (${above}).`,
+      from: { path: `^src/delivery/${room}/` },
+      to: { path: `^src/delivery/(${above})/` },
+    })),
     {
       name: 'remote-client-stands-on-the-bottom',
       severity: 'error',

@@ -49,7 +49,7 @@ const P99_TARGET_MS = 250;
 const CONCURRENCY = 64;
 /**
  * From the update that makes every delivery due to the moment they are due: longer than
- * the dispatcher's idle poll (2 s, src/delivery/dispatcher.ts), so a server in another
+ * the dispatcher's idle poll (2 s, src/delivery/runtime/dispatcher.ts), so a server in another
  * process has seen the due time before it comes (SQLite cannot wake it).
  */
 const LEAD_MS = 4000;

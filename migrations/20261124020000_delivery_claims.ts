@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 // `claims` counts the claims of a delivery since its last written result: a claim whose
 // process died before the result (an attempt in flight, or a delivery claimed ahead and
 // never started) leaves it raised, and the dispatcher stops re-sending a delivery whose
-// claims keep dying (see src/delivery/claim.ts). It is also the claim's token: a result
+// claims keep dying (see src/delivery/store/claim.ts). It is also the claim's token: a result
 // is written only by the claim that is still the delivery's latest.
 
 export async function up(knex: Knex): Promise<void> {

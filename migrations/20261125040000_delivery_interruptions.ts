@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Parking of deliveries whose attempts keep dying with their node (src/delivery/claim.ts):
+// Parking of deliveries whose attempts keep dying with their node (src/delivery/store/claim.ts):
 // `interruptions` counts the claims of a delivery that died while its attempt may have
 // been in flight, `in_flight` marks a claim whose attempt was started (written only for
 // deliveries already interrupted once, so the common path costs nothing more). A

@@ -1,7 +1,7 @@
 import type { Mount } from './app.ts';
 import type { WorkerFactory } from './work/worker.ts';
 import { metricsMount } from './api/metrics.ts';
-import { createDispatcher } from './delivery/dispatcher.ts';
+import { createDispatcher } from './delivery/runtime/dispatcher.ts';
 import { gitMount } from './transport/git/smartHttp.ts';
 import { pushRecorder } from './pushes/recorder.ts';
 import { createImportRunner } from './import/runner.ts';

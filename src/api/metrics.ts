@@ -3,12 +3,12 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Services } from '../services.ts';
 import { countBy, countRows } from '../db/rows.ts';
 import { familyOf, metricsRegistry } from '../metrics/registry.ts';
-import { deliveryMetrics } from '../delivery/metrics.ts';
+import { deliveryMetrics } from '../delivery/attempt/metrics.ts';
 import { pushMetrics } from '../pushes/metrics.ts';
 import { pendingPushRecords } from '../pushes/records.ts';
 import { parkedPushRecords } from '../pushes/parking.ts';
 import { parkedImports } from '../import/parked.ts';
-import { parkedDeliveries } from '../delivery/parked.ts';
+import { parkedDeliveries } from '../delivery/store/parked.ts';
 import { parkedPushMirrors } from '../pushMirrors/claim.ts';
 import { HEALTH_STATES } from '../webhooks/model.ts';
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { isPostgres } from '../db/connect.ts';
-import { CHANNEL } from '../delivery/listen.ts';
+import { CHANNEL } from '../delivery/runtime/listen.ts';
 import { validationFailed } from '../errors/wharfError.ts';
 import { findWebhook } from '../webhooks/store.ts';
 import { redeliverFailed } from '../webhooks/history.ts';

@@ -1,7 +1,7 @@
 import type { Services } from '../services.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
-import { insertedId } from './batch.ts';
+import { insertedId } from '../db/results.ts';
 import { findIssue } from './issues.ts';
 import { commitExists } from './refs.ts';
 import { withEvents } from './produce.ts';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { connectionPool, isPostgres } from '../db/connect.ts';
+import { rawRows } from '../db/results.ts';
 
 /**
  * Bound variables one statement may carry. SQLite (as bundled by better-sqlite3)
@@ -13,11 +14,6 @@ export function chunksFor<T>(rows: T[], columns: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
-}
-
-/** Id of an inserted row as either dialect returns it. */
-export function insertedId(row: unknown): number {
-  return typeof row === 'object' && row !== null ? Number((row as { id: number }).id) : Number(row);
 }
 
 /**
@@ -70,12 +66,12 @@ export async function insertValues<R = Record<string, unknown>>(
       const tuples = chunk.map((_, r) => `(${columns.map((_c, c) => `$${r * columns.length + c + 1}`).join(', ')})`);
       const conn = await connectionPool<PgConnection>(trx).acquireConnection();
       const result = await conn.query({ text: head + tuples.join(', ') + tail, values });
-      if (options.returning) out.push(...(result.rows as R[]));
+      if (options.returning) out.push(...rawRows<R>(result));
       continue;
     }
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     const result = await trx.raw(head + chunk.map(() => tuple).join(', ') + tail, values as Knex.RawBinding[]);
-    if (options.returning) out.push(...(result as R[]));
+    if (options.returning) out.push(...rawRows<R>(result));
   }
   return out;
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.ts';
 import type { DbInt } from '../db/rows.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
-import { insertedId } from './batch.ts';
+import { insertedId } from '../db/results.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';
 import { PIPELINE_STATUSES } from './payloads/schemas/pipeline.ts';

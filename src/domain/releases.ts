@@ -3,7 +3,7 @@ import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
-import { insertedId } from './batch.ts';
+import { insertedId } from '../db/results.ts';
 import { branchCommit, commitExists, dirOf, isValidRefName, refCommit, ZERO_SHA } from './refs.ts';
 import { withEvents } from './produce.ts';
 import { producerEvent } from './payloads/index.ts';

@@ -10,6 +10,7 @@ import { errorCode } from '../errors/thrown.ts';
 import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from './payloads/orgEvents.ts';
 import { wake, type DomainContext } from '../services.ts';
+import { insertedId } from '../db/results.ts';
 
 /** Who caused a change, for its events; null when unknown. */
 type Sender = { id: number; login: string } | null;
@@ -88,7 +89,7 @@ export async function createRepository(context: DomainContext, input: NewReposit
       updated_at: now,
     };
     const [row] = await trx('repositories').insert(fields).returning('id');
-    const id: number = Number(typeof row === 'object' ? row.id : row);
+    const id = insertedId(row);
     await recordOrgEvents(trx, [repositoryEvent(config, 'created', { ...fields, id, org: input.org.name }, sender)]);
     try {
       await initBareRepository(dir, defaultBranch);

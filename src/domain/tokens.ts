@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/connect.ts';
 import type { User } from './accounts.ts';
+import { insertedId } from '../db/results.ts';
 
 /** A freshly issued token: the secret value exists only here, shown once. */
 export interface IssuedToken {
@@ -25,7 +26,7 @@ export async function issueToken(db: Db, userId: number, name: string, expiresIn
     .insert({ user_id: userId, name, token_hash: hashToken(token), expires_at: expiresAt, created_at: now })
     .returning('id');
   return {
-    id: typeof row === 'object' ? row.id : row,
+    id: insertedId(row),
     name,
     token,
     expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),

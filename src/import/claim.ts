@@ -5,6 +5,7 @@ import { isDeadPredecessor } from '../work/nodeId.ts';
 import type { Config } from '../config.ts';
 import { raiseImportEnded } from './events.ts';
 import type { ImportFailure } from './failure.ts';
+import { rawRows } from '../db/results.ts';
 
 // One statement claims one due job and counts the attempt (STYLE §6). A job is due when
 // it has not finished, its backoff has passed, and nobody holds a live lease on it.
@@ -39,9 +40,10 @@ async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number):
       `UPDATE import_jobs SET ${set} FROM (${pick} FOR UPDATE OF j SKIP LOCKED) AS due WHERE import_jobs.id = due.id RETURNING import_jobs.id`,
       values,
     );
-    return res.rows.length ? Number(res.rows[0].id) : null;
+    const rows = rawRows<{ id: number }>(res);
+    return rows.length ? Number(rows[0].id) : null;
   }
-  const rows = await db.raw(`UPDATE import_jobs SET ${set} WHERE id IN (${pick}) RETURNING id`, values);
+  const rows = rawRows<{ id: number }>(await db.raw(`UPDATE import_jobs SET ${set} WHERE id IN (${pick}) RETURNING id`, values));
   return rows.length ? Number(rows[0].id) : null;
 }
 

@@ -14,6 +14,7 @@ import type { Repository } from '../domain/repos.ts';
 import { recordOrgEvents } from '../events/outbox.ts';
 import { repositoryEvent } from '../domain/payloads/orgEvents.ts';
 import { raiseImportEnded } from './events.ts';
+import { insertedId } from '../db/results.ts';
 
 /** Who started an import job: the sender of the events its end raises (null when gone). */
 async function senderOf(trx: Knex.Transaction, jobId: number): Promise<{ id: number; login: string } | null> {
@@ -122,7 +123,7 @@ export async function finalizeImport(
             updated_at: now,
           })
           .returning('id');
-        id = typeof row === 'object' ? row.id : row;
+        id = insertedId(row);
       } catch (err) {
         if (isUniqueViolation(err)) throw new FinalizeError(`repository ${job.target_org}/${job.name} was created meanwhile`);
         throw err;

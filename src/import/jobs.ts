@@ -16,6 +16,7 @@ import type { ImportRequest } from './input.ts';
 import { DEFAULT_INTERVAL_MS, parseInterval } from '../mirrors/state.ts';
 import { raiseImportEnded } from './events.ts';
 import { wake, type DomainContext } from '../services.ts';
+import { insertedId } from '../db/results.ts';
 
 export type ImportStatus = 'queued' | 'cloning' | 'fetching_lfs' | 'finalizing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -120,7 +121,7 @@ export async function createImportJob(context: DomainContext, org: Org, user: Us
         updated_at: now,
       })
       .returning('id');
-    const job = (await findImportJob(db, typeof row === 'object' ? row.id : row))!;
+    const job = (await findImportJob(db, insertedId(row)))!;
     wake(context).imports();
     return job;
   } catch (err) {

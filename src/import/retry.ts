@@ -9,6 +9,7 @@ import { conflict, validationFailed } from '../errors/wharfError.ts';
 import { bareHost, parseSourceUrl } from '../remote/url.ts';
 import { findImportJob, type ImportJob } from './jobs.ts';
 import { wake, type DomainContext } from '../services.ts';
+import { insertedId } from '../db/results.ts';
 
 /**
  * Starts a new import with the settings of a failed one: source URL, target, visibility,
@@ -59,7 +60,7 @@ export async function retryImportJob(context: DomainContext, job: ImportJob, use
         })
         .returning('id');
       await trx('import_jobs').where('id', job.id).update({ credentials: null, updated_at: now });
-      return Number(typeof row === 'object' ? row.id : row);
+      return insertedId(row);
     });
     const retry = (await findImportJob(db, id))!;
     wake(context).imports();

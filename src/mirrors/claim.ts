@@ -3,6 +3,7 @@ import { isPostgres } from '../db/connect.ts';
 import { claimUpTo, orgCap, runningHere } from '../work/fairClaims.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import { NEVER } from './state.ts';
+import { rawRows } from '../db/results.ts';
 
 // One statement claims one due mirror (STYLE §6): due when its next sync time has come or
 // a sync of it left ref updates half done (`pending`; not for a parked mirror, which waits
@@ -34,7 +35,7 @@ async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number):
      WHERE id = (${pick}) RETURNING repository_id`,
     [owner, now + leaseMs, now, now, NEVER, now, owner, now, perOrg, owner, now],
   );
-  const rows: Array<{ repository_id: number }> = isPostgres(db) ? result.rows : result;
+  const rows = rawRows<{ repository_id: number }>(result);
   return rows.length ? Number(rows[0].repository_id) : null;
 }
 

@@ -4,6 +4,7 @@ import { claimUpTo, orgCap, runningHere } from '../work/fairClaims.ts';
 import { countRows } from '../db/rows.ts';
 import { isDeadPredecessor } from '../work/nodeId.ts';
 import { toPushMirror, type PushMirror, type PushMirrorRow, type SyncStatus } from './store.ts';
+import { rawRows } from '../db/results.ts';
 
 // One statement claims one due mirror (STYLE §6): not parked, next_sync_at passed, nobody
 // holding a live lease. A lease still set when claimed (it ran out) means the node that
@@ -37,9 +38,10 @@ async function claimOne(db: Db, owner: string, leaseMs: number, perOrg: number):
       `UPDATE push_mirrors SET ${set} FROM (${pick} FOR UPDATE OF m SKIP LOCKED) AS due WHERE push_mirrors.id = due.id RETURNING push_mirrors.*`,
       values,
     );
-    return res.rows.length ? toPushMirror(res.rows[0] as PushMirrorRow) : null;
+    const rows = rawRows<PushMirrorRow>(res);
+    return rows.length ? toPushMirror(rows[0]) : null;
   }
-  const rows: PushMirrorRow[] = await db.raw(`UPDATE push_mirrors SET ${set} WHERE id IN (${pick}) RETURNING *`, values);
+  const rows = rawRows<PushMirrorRow>(await db.raw(`UPDATE push_mirrors SET ${set} WHERE id IN (${pick}) RETURNING *`, values));
   return rows.length ? toPushMirror(rows[0]) : null;
 }
 

@@ -4,6 +4,7 @@ import type { DbInt } from '../db/rows.ts';
 import { CHUNKING, type Chunking } from './chunking.ts';
 import { parseRefListing, parseUpdates, REFS_END, type PushLog } from './log.ts';
 import type { RefUpdate } from '../git/refUpdate.ts';
+import { insertedId, rawRows } from '../db/results.ts';
 
 /** A push whose events are still to be recorded, as claimed by one node. */
 export interface PushRecord {
@@ -42,7 +43,7 @@ export async function insertPushRecord(db: Db | Knex.Transaction, repositoryId: 
       chunking: CHUNKING,
     })
     .returning('id');
-  return Number(typeof row === 'object' ? row.id : row);
+  return insertedId(row);
 }
 
 /** A `push_records` row as either driver gives it. */
@@ -88,12 +89,11 @@ export async function claimPushRecord(db: Db, node: string, leaseMs: number): Pr
     WHERE r.parked_at IS NULL AND r.next_try_at <= ? AND (r.locked_by IS NULL OR r.locked_at < ?)
       AND NOT EXISTS (SELECT 1 FROM push_records e WHERE e.repository_id = r.repository_id AND e.id < r.id AND e.parked_at IS NULL)
     ORDER BY r.id LIMIT 1${isPostgres(db) ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-  // node-postgres answers a raw statement with a result holding the rows, better-sqlite3 with the rows themselves.
-  const result: { rows: PushRecordRow[] } | PushRecordRow[] = await db.raw(
+  const result: unknown = await db.raw(
     `UPDATE push_records SET locked_by = ?, locked_at = ?, interruptions = interruptions + CASE WHEN locked_by IS NULL THEN 0 ELSE 1 END WHERE id = (${pick}) RETURNING *`,
     [node, now, now, now - leaseMs],
   );
-  const rows = isPostgres(db) ? (result as { rows: PushRecordRow[] }).rows : (result as PushRecordRow[]);
+  const rows = rawRows<PushRecordRow>(result);
   return rows.length > 0 ? fromRow(rows[0]) : undefined;
 }
 

@@ -5,6 +5,7 @@ import { wake, type DomainContext } from '../services.ts';
 import { countBy } from '../db/rows.ts';
 import { DELIVERY_COLUMNS, toDelivery, type Delivery } from './deliveries.ts';
 import type { DeliveryStatus } from './model.ts';
+import { insertedId } from '../db/results.ts';
 
 /** The counts a webhook's delivery list opens with. */
 export interface DeliveryCounts {
@@ -87,7 +88,7 @@ export async function redeliver(context: DomainContext, original: Delivery): Pro
         created_at: now,
       })
       .returning('id');
-    const id = Number(typeof ins === 'object' ? ins.id : ins);
+    const id = insertedId(ins);
     return toDelivery(await trx('deliveries').where('id', id).first(DELIVERY_COLUMNS));
   });
   if (copy !== 'pending') wake(context).deliveries();

@@ -7,6 +7,7 @@ import type { Org, User } from '../domain/accounts.ts';
 import { organizationPayload, repositoryPayload, senderPayload } from '../domain/payloads/common.ts';
 import type { Webhook } from './model.ts';
 import type { PingPayload } from '../domain/payloads/schemas/ping.ts';
+import { insertedId } from '../db/results.ts';
 
 const ZEN = [
   'Keep it logically awesome.',
@@ -60,7 +61,7 @@ export async function insertPing(trx: Knex | Knex.Transaction, config: Config, o
       created_at: now,
     })
     .returning('id');
-  return Number(typeof row === 'object' ? row.id : row);
+  return insertedId(row);
 }
 
 /** Sends a webhook a `ping` (the API's and the web UI's "ping"): writes it, then wakes the dispatcher. Returns the delivery id. */

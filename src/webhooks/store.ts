@@ -11,6 +11,7 @@ import { wake, type DomainContext } from '../services.ts';
 import type { User } from '../domain/accounts.ts';
 import type { WebhookInput } from './input.ts';
 import { healthy, resumeWebhook } from './endpointHealth.ts';
+import { insertedId } from '../db/results.ts';
 
 /** Why a create or update was refused: a `validation_failed` naming the field (a JSON Pointer). */
 const refused = (path: string, message: string) => validationFailed([{ path, message }]);
@@ -74,7 +75,7 @@ export async function createWebhook(
           updated_at: now,
         })
         .returning('id');
-      id = Number(typeof row === 'object' ? row.id : row);
+      id = insertedId(row);
     } catch (err) {
       if (isUniqueViolation(err)) throw refused('/url', `this ${noun} already has a webhook with this URL`);
       throw err;

@@ -54,7 +54,7 @@ export interface WorkLoop {
  * One worker loop (claim with a lease → run → renew while running → wake → stop), used
  * by the push recorder, the import runner and both mirror workers (the dispatcher, which
  * claims in large batches ahead of its slots, uses its coalescing part: see
- * delivery/claimLoop.ts).
+ * delivery/runtime/claimLoop.ts).
  * Claims run one at a time (coalesce: a wake during a claim claims again after it, so
  * work announced mid-claim is not missed); each claims what free slots allow. A slot
  * freed wakes the loop.

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { FairQueue } from '../../src/delivery/fairQueue.ts';
-import { DEFAULT_HOLD_MS, ServiceLedger } from '../../src/delivery/serviceLedger.ts';
+import { FairQueue } from '../../src/delivery/pacing/fairQueue.ts';
+import { ServiceLedger } from '../../src/delivery/pacing/serviceLedger.ts';
+import { DEFAULT_HOLD_MS } from '../../src/delivery/store/shares.ts';
 
 /** A task of `org`/`hook` that runs until released; `started` lists the names in start order. */
 function harness(queue: FairQueue) {

@@ -6,15 +6,15 @@ import { startWharf, buildRepo, type TestLike } from '../helpers/wharf.ts';
 import { startReceiver } from './receiver.ts';
 import { buildWebhook } from './build.ts';
 import type { Db } from '../../src/db/connect.ts';
-import { claimDue, PARK_AFTER, type Claimed } from '../../src/delivery/claim.ts';
-import { recordResults, type AttemptResult } from '../../src/delivery/complete.ts';
-import { nextDueAt } from '../../src/delivery/nextDue.ts';
-import { pruneFinished } from '../../src/delivery/prune.ts';
-import { createClaimLoop } from '../../src/delivery/claimLoop.ts';
-import { createResultWriter } from '../../src/delivery/resultWriter.ts';
-import { createDueTimer } from '../../src/delivery/dueTimer.ts';
-import { createPruner } from '../../src/delivery/pruner.ts';
-import { dispatchTuning } from '../../src/delivery/tuning.ts';
+import { claimDue, PARK_AFTER, type Claimed } from '../../src/delivery/store/claim.ts';
+import { recordResults, type AttemptResult } from '../../src/delivery/store/complete.ts';
+import { nextDueAt } from '../../src/delivery/store/nextDue.ts';
+import { pruneFinished } from '../../src/delivery/store/prune.ts';
+import { createClaimLoop } from '../../src/delivery/runtime/claimLoop.ts';
+import { createResultWriter } from '../../src/delivery/runtime/resultWriter.ts';
+import { createDueTimer } from '../../src/delivery/runtime/dueTimer.ts';
+import { createPruner } from '../../src/delivery/runtime/pruner.ts';
+import { dispatchTuning } from '../../src/delivery/runtime/tuning.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** A Wharf without workers (nothing claims behind the test's back), an inactive webhook, and `n` deliveries of it inserted with `over`. */
@@ -51,6 +51,8 @@ const result = (c: Claimed, over: Partial<AttemptResult> = {}): AttemptResult =>
   claims: c.claims,
   status: 'success',
   nextAttemptAt: null,
+  outcome: 'delivered',
+  reason: null,
   startedAt: Date.now(),
   endedAt: Date.now(),
   durationMs: 1,
@@ -216,7 +218,14 @@ t.test(
       const [retaken] = await claimAt(`took-over-${attempt}`);
       t.match(retaken, { attempt, claims: 2, interruptions: 1 }, `attempt ${attempt}: taken over, the death counted`);
       const written = await recordResults(db, `took-over-${attempt}`, [
-        result(retaken, { status: 'pending', statusCode: 500, responseBody: 'no', nextAttemptAt: (now += 10) }),
+        result(retaken, {
+          status: 'pending',
+          outcome: 'failed',
+          reason: '500 Internal Server Error',
+          statusCode: 500,
+          responseBody: 'no',
+          nextAttemptAt: (now += 10),
+        }),
       ]);
       t.equal(written, 1, `attempt ${attempt}: its failure recorded`);
     }

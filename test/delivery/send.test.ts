@@ -1,11 +1,11 @@
-// One HTTP attempt (src/delivery/send.ts) against real loopback servers: what is kept of
+// One HTTP attempt (src/delivery/attempt/http/send.ts) against real loopback servers: what is kept of
 // the answer, and how each way of failing is told apart.
 import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { sendAttempt, RESPONSE_BODY_LIMIT } from '../../src/delivery/send.ts';
+import { sendAttempt, RESPONSE_BODY_LIMIT } from '../../src/delivery/attempt/http/send.ts';
 import type { TestLike } from '../helpers/wharf.ts';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;

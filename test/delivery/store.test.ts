@@ -7,10 +7,10 @@ import { postgresUrl } from '../helpers/database.ts';
 import { startReceiver } from './receiver.ts';
 import { buildWebhook } from './build.ts';
 import { connect, type Db } from '../../src/db/connect.ts';
-import { claimDue } from '../../src/delivery/claim.ts';
-import { recordResults, type AttemptResult } from '../../src/delivery/complete.ts';
-import { mainConnectionRunner, sqliteFile, type SqliteRunner } from '../../src/delivery/sqlite.ts';
-import { SqliteThread } from '../../src/delivery/sqliteThread.ts';
+import { claimDue } from '../../src/delivery/store/claim.ts';
+import { recordResults, type AttemptResult } from '../../src/delivery/store/complete.ts';
+import { mainConnectionRunner, sqliteFile, type SqliteRunner } from '../../src/delivery/store/sqlite.ts';
+import { SqliteThread } from '../../src/delivery/store/sqliteThread.ts';
 import type { TestLike } from '../helpers/wharf.ts';
 import { quietPeriod } from '../helpers/wait.ts';
 
@@ -46,6 +46,8 @@ const result = (deliveryId: number, attempt: number, over: Partial<AttemptResult
   claims: 1,
   status: 'success',
   nextAttemptAt: null,
+  outcome: 'delivered',
+  reason: null,
   startedAt: Date.now(),
   endedAt: Date.now() + 5,
   durationMs: 5,

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { startWharf } from '../helpers/wharf.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { deliveryMetrics } from '../../src/delivery/metrics.ts';
+import { deliveryMetrics } from '../../src/delivery/attempt/metrics.ts';
 import { SEED } from './harness.ts';
 
 const TIMEOUT_MS = 400;

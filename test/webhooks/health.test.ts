@@ -4,7 +4,7 @@ import { startWharf, buildRepo, type TestWharf } from '../helpers/wharf.ts';
 import { startReceiver, type Received } from '../delivery/receiver.ts';
 import { allDeliveries, buildWebhook, raise } from '../delivery/build.ts';
 import { deliveriesSettled, waitFor } from '../helpers/wait.ts';
-import { retryAfterAt } from '../../src/delivery/schedule.ts';
+import { retryAfterAt } from '../../src/delivery/attempt/http/retryAfter.ts';
 
 // Endpoint health (SPEC §5.5) and pacing (§5.2 max_rate) through a real server and a real
 // receiver: pause after failures in a row, held deliveries that spend no attempt, probes

@@ -1,5 +1,5 @@
-import type { Db } from '../db/connect.ts';
-import { isPostgres } from '../db/connect.ts';
+import type { Db } from '../../db/connect.ts';
+import { isPostgres } from '../../db/connect.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
 

@@ -1,9 +1,9 @@
-import type { Db } from '../db/connect.ts';
-import { isPostgres } from '../db/connect.ts';
-import type { DbInt } from '../db/rows.ts';
+import type { Db } from '../../db/connect.ts';
+import { isPostgres } from '../../db/connect.ts';
+import type { DbInt } from '../../db/rows.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner } from './sqlite.ts';
-import { DEFAULT_HOLD_MS, type Shares } from './serviceLedger.ts';
+import { DEFAULT_HOLD_MS, type Shares } from './shares.ts';
 
 /**
  * A claimed delivery with what its attempt needs: the number this attempt carries (one

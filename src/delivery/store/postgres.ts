@@ -1,4 +1,5 @@
-import { connectionPool, type Db } from '../db/connect.ts';
+import { connectionPool, type Db } from '../../db/connect.ts';
+import { affected } from '../../db/results.ts';
 
 /** The part of a node-postgres connection used here. */
 interface PgConnection {
@@ -17,7 +18,7 @@ export async function preparedQuery<R = unknown>(db: Db, name: string, text: str
   const conn = await client.acquireConnection();
   try {
     const result = await conn.query({ name, text, values });
-    return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    return { rows: result.rows as R[], rowCount: affected(result) };
   } finally {
     await client.releaseConnection(conn);
   }

@@ -1,7 +1,7 @@
+import { DEFAULT_HOLD_MS, type Shares } from '../store/shares.ts';
+
 /** How fast what a webhook or organization was served fades: halved every minute. */
 const HALF_LIFE_MS = 60_000;
-/** What an attempt of a webhook never timed here is expected to hold its place for. */
-export const DEFAULT_HOLD_MS = 50;
 /** How much of the expected hold a new measure moves (an exponentially weighted mean). */
 const LEARN = 0.2;
 /** Below this (ms) a faded charge is forgotten. */
@@ -17,12 +17,6 @@ interface HookCharge extends Charge {
   org: number;
   /** The expected time an attempt of this webhook holds its place. */
   holdMs: number;
-}
-
-/** What the ledger tells a claim: each webhook's time served and expected hold, each organization's time served. */
-export interface Shares {
-  hooks: { hook: number; servedMs: number; holdMs: number }[];
-  orgs: { org: number; servedMs: number }[];
 }
 
 /**

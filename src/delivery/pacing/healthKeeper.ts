@@ -1,9 +1,8 @@
-import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
-import type { Db } from '../db/connect.ts';
-import type { Config } from '../config.ts';
-import { disable, GONE_REASON, holdPending, lockHealth, MAX_PROBE_INTERVAL_MS, pause, resumeIn } from '../webhooks/endpointHealth.ts';
-import type { AttemptResult } from './complete.ts';
+import type { Db } from '../../db/connect.ts';
+import type { Config } from '../../config.ts';
+import { disable, GONE_REASON, holdPending, lockHealth, MAX_PROBE_INTERVAL_MS, pause, resumeIn } from '../../webhooks/endpointHealth.ts';
+import type { AttemptResult } from '../store/complete.ts';
 
 /** What this process knows of a webhook's health beyond what its claims read. */
 export interface LocalHealth {
@@ -13,10 +12,9 @@ export interface LocalHealth {
   notBefore(hookId: number): number | undefined;
 }
 
-/** How an attempt's failure reads as a health reason: `500 Internal Server Error`, or its error. */
-export function failureReason(r: Pick<AttemptResult, 'statusCode' | 'error'>): string {
-  if (r.statusCode !== null) return `${r.statusCode} ${STATUS_CODES[r.statusCode] ?? ''}`.trim();
-  return r.error ?? 'failed';
+/** How an attempt's failure reads as a health reason: as its transport put it (`500 Internal Server Error`, `timeout`). */
+function failureReason(r: Pick<AttemptResult, 'reason'>): string {
+  return r.reason ?? 'failed';
 }
 
 /** Forget what this process saw after this long: by then every claim of that time is written. */
@@ -26,7 +24,7 @@ const LOCAL_MEMORY_MS = 10 * 60_000;
  * Endpoint health accounting (SPEC §5.5), after each batch of results is written: counts
  * failed attempts in a row per webhook, pauses a webhook at WEBHOOK_PAUSE_AFTER, resumes a
  * paused one at its first 2xx (a probe's, or a ping's), backs its probes off after a failed
- * one, deactivates it on a 410 and keeps a 429's or 503's Retry-After for all its
+ * one, deactivates it when its receiver is gone (a 410) and keeps the time a receiver asked to be retried at (a Retry-After) for all its
  * deliveries. One transaction per webhook that needs it; a batch of successes of healthy
  * webhooks (their claims read nothing to heed) costs nothing. Each change is logged.
  */
@@ -52,7 +50,7 @@ export function createHealthKeeper(o: {
     const lastSuccess = ordered.map((r) => r.status).lastIndexOf('success');
     const failures = ordered.filter((r) => r.status !== 'success');
     const trailing = ordered.length - 1 - lastSuccess;
-    const gone = failures.some((r) => r.statusCode === 410);
+    const gone = failures.some((r) => r.outcome === 'gone');
     const retryAfter = Math.max(0, ...ordered.map((r) => r.retryAfterAt ?? 0));
     const lastFailure = failures.at(-1);
     const change = await o.db.transaction(async (trx) => {

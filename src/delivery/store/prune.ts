@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.ts';
+import type { Db } from '../../db/connect.ts';
 
 /**
  * Deletes finished deliveries (and, by cascade, their attempts) that finished before

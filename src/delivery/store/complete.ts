@@ -1,13 +1,14 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/connect.ts';
-import type { DeliveryStatus } from '../webhooks/model.ts';
+import type { Db } from '../../db/connect.ts';
+import type { DeliveryStatus } from '../../webhooks/model.ts';
 import type { ClaimHealth } from './claim.ts';
-import { isPostgres } from '../db/connect.ts';
+import type { AttemptRecord, OutcomeKind } from './attemptRecord.ts';
+import { isPostgres } from '../../db/connect.ts';
 import { preparedQuery } from './postgres.ts';
 import { mainConnectionRunner, type SqliteRunner, type SqlStep } from './sqlite.ts';
 
-/** The outcome of one attempt, ready to be written. */
-export interface AttemptResult {
+/** The outcome of one attempt, ready to be written: its history row and the delivery's next step. */
+export interface AttemptResult extends AttemptRecord {
   deliveryId: number;
   /** The attempt's number: it is counted (deliveries.attempts set to it) by this write. */
   attempt: number;
@@ -15,18 +16,13 @@ export interface AttemptResult {
   claims: number;
   status: DeliveryStatus;
   nextAttemptAt: number | null;
-  startedAt: number;
-  endedAt: number;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  requestHeaders: Record<string, string>;
-  responseHeaders: Record<string, string> | null;
-  responseBody: string | null;
-  /** The webhook, and its health as the claim read it: the health accounting (healthKeeper.ts) reads them, the write does not. */
+  /** How the attempt ended, and why when it failed: the health accounting (healthKeeper.ts) reads them, the write does not. */
+  outcome: OutcomeKind;
+  reason: string | null;
+  /** The webhook, and its health as the claim read it: the health accounting reads them too. */
   hookId: number;
   health: ClaimHealth | null;
-  /** A 429's or 503's Retry-After, as the time it names (at most an hour ahead), or null. */
+  /** When the receiver asked to be retried (an HTTP Retry-After, at most an hour ahead), or null. */
   retryAfterAt: number | null;
 }
 

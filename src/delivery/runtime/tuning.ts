@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../../config.ts';
 
 /** How the dispatcher is tuned for one database: every dialect difference lives here. */
 export interface DispatchTuning {

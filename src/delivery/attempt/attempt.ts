@@ -1,14 +1,12 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
-import type { Config } from '../config.ts';
-import { PARK_AFTER, type Claimed } from './claim.ts';
-import type { AttemptResult } from './complete.ts';
+import type { Config } from '../../config.ts';
+import { PARK_AFTER, type Claimed } from '../store/claim.ts';
+import type { AttemptResult } from '../store/complete.ts';
 import type { DeliveryMetrics } from './metrics.ts';
-import { nextStep, retryAfterAt } from './schedule.ts';
-import { deliveryHeaders } from './sign.ts';
-import { sendAttempt, target } from './send.ts';
+import { nextStep } from '../pacing/schedule.ts';
 import { createIsolationGate } from './isolation.ts';
-import { openCustomHeaders } from '../webhooks/headers.ts';
+import { payloadFor } from './payload.ts';
+import type { DeliveryOutcome, DeliveryTransport } from './transport.ts';
 
 /** The error a parked delivery ends with: why, and what to do. */
 export const PARKED_ERROR = `parked: the node sending this delivery stopped ${PARK_AFTER} times during its attempt; it will not be sent again by itself — redeliver it to try again`;
@@ -27,6 +25,8 @@ function parked(log: Logger, c: Claimed): AttemptResult {
     claims: c.claims,
     status: 'failed',
     nextAttemptAt: null,
+    outcome: 'failed',
+    reason: PARKED_ERROR,
     startedAt: now,
     endedAt: now,
     durationMs: 0,
@@ -41,9 +41,16 @@ function parked(log: Logger, c: Claimed): AttemptResult {
   };
 }
 
+/** How an attempt counts in /metrics: success, failure (the receiver answered no) or error (no answer). */
+function metricOf(outcome: DeliveryOutcome): 'success' | 'failure' | 'error' {
+  if (outcome.kind === 'delivered') return 'success';
+  return outcome.kind === 'failed' && !outcome.answered ? 'error' : 'failure';
+}
+
 /**
  * Makes the attempt of a claimed delivery and returns its result, ready to be written:
- * signs and sends it, decides the next step, counts it for /metrics and logs one line.
+ * takes its body from payloadFor, sends it through the transport, decides the next step
+ * from the outcome, counts it for /metrics and logs one line.
  * A delivery whose node died PARK_AFTER times during its attempts is parked instead:
  * not sent, its attempt recorded as failed with PARKED_ERROR, nothing scheduled (so no
  * delivery can crash nodes in a loop). A delivery interrupted before has its attempt
@@ -54,13 +61,13 @@ function parked(log: Logger, c: Claimed): AttemptResult {
  */
 export function attemptMaker(o: {
   config: Pick<Config, 'webhookTimeoutMs' | 'webhookRetrySchedule'>;
-  agent: Dispatcher;
+  transport: DeliveryTransport;
   metrics: DeliveryMetrics;
   log: Logger;
   markInFlight: (c: Claimed) => Promise<boolean>;
 }) {
-  // The attempt line is built from fixed, secret-free fields (the target is an origin, which
-  // drops any user info), so it skips the logger's redaction, a third of a line's cost.
+  // The attempt line is built from fixed, secret-free fields (the transport names the target
+  // without secrets), so it skips the logger's redaction, a third of a line's cost.
   const attemptLog = o.log.child({}, { redact: { paths: [] } });
   const gate = createIsolationGate();
 
@@ -69,42 +76,28 @@ export function attemptMaker(o: {
     const suspect = c.claims > 1;
     // One death short of parking: sent alone, so only a culprit can die with it a last time.
     const alone = c.interruptions >= PARK_AFTER - 1;
-    const sent = await gate(alone, async () => {
+    const body = payloadFor({ hookId: c.hookId, github: c.github }, { type: c.event, payload: c.body });
+    const outcome = await gate(alone, async () => {
       if (suspect && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
       o.metrics.inFlight += 1;
       try {
-        // Throws when the secret's (or the custom headers') key is not loaded (a rotation while this node ran): the
+        // Rejects when the secret's (or the custom headers') key is not loaded (a rotation while this node ran): the
         // place is freed here, and the lease running out brings the delivery back.
-        const signed = deliveryHeaders({
-          guid: c.guid,
-          event: c.event,
-          attempt: c.attempt,
-          hookId: c.hookId,
-          secret: c.secret,
-          body: c.body,
-          now: Date.now(),
-          github: c.github,
-        });
-        if (c.headers === null) return { signed, outcome: await sendAttempt(o.agent, c.url, signed, c.body, o.config.webhookTimeoutMs) };
-        // Custom headers go after Wharf's own (their names never clash: reserved ones are refused);
-        // the attempt records them with masked values.
-        const custom = openCustomHeaders(c.headers);
-        const outcome = await sendAttempt(o.agent, c.url, { ...signed, ...custom.send }, c.body, o.config.webhookTimeoutMs);
-        return { signed: { ...signed, ...custom.recorded }, outcome };
+        return await o.transport.send(c, body, o.config.webhookTimeoutMs);
       } finally {
         o.metrics.inFlight -= 1;
       }
     });
-    const { signed: headers, outcome } = sent;
-    const retryAfter = retryAfterAt(outcome.statusCode, outcome.responseHeaders?.['retry-after'], outcome.endedAt);
+    const { record } = outcome;
+    const retryAt = outcome.kind === 'retryLater' ? outcome.retryAt : null;
     const step = nextStep({
-      statusCode: outcome.statusCode,
-      retryAfterMs: retryAfter === null ? null : retryAfter - outcome.endedAt,
+      outcome: outcome.kind,
+      retryAt,
       attempts: c.attempt,
-      endedAt: outcome.endedAt,
+      endedAt: record.endedAt,
       schedule: o.config.webhookRetrySchedule,
     });
-    o.metrics.observe(step.status === 'success' ? 'success' : outcome.statusCode === null ? 'error' : 'failure', outcome.durationMs / 1000);
+    o.metrics.observe(metricOf(outcome), record.durationMs / 1000);
     // One line per attempt; the secret and the URL's path and query (which may carry tokens) stay out.
     attemptLog.info(
       {
@@ -113,31 +106,26 @@ export function attemptMaker(o: {
         webhook_id: c.hookId,
         event: c.event,
         attempt: c.attempt,
-        target: target(c.url).origin,
-        status_code: outcome.statusCode,
-        error: outcome.error,
-        duration_ms: outcome.durationMs,
+        target: o.transport.describe(c),
+        status_code: record.statusCode,
+        error: record.error,
+        duration_ms: record.durationMs,
         result: step.status,
       },
       'delivery attempt',
     );
     return {
+      ...record,
       deliveryId: c.id,
       attempt: c.attempt,
       claims: c.claims,
       status: step.status,
       nextAttemptAt: step.nextAttemptAt,
-      startedAt: outcome.startedAt,
-      endedAt: outcome.endedAt,
-      durationMs: outcome.durationMs,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      requestHeaders: headers,
-      responseHeaders: outcome.responseHeaders,
-      responseBody: outcome.responseBody,
+      outcome: outcome.kind,
+      reason: outcome.kind === 'delivered' ? null : outcome.reason,
       hookId: c.hookId,
       health: c.health,
-      retryAfterAt: retryAfter,
+      retryAfterAt: retryAt,
     };
   };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/connect.ts';
-import { coalesce } from '../work/coalesce.ts';
+import type { Db } from '../../db/connect.ts';
+import { coalesce } from '../../work/coalesce.ts';
 
 /** The Postgres channel on which new deliveries are announced to every process (the dispatcher LISTENs through src/work/wakeSources.ts). */
 export const CHANNEL = 'wharf_deliveries';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../db/connect.ts';
-import { isPostgres } from '../db/connect.ts';
-import type { Claimed } from './claim.ts';
+import type { Db } from '../../db/connect.ts';
+import { isPostgres } from '../../db/connect.ts';
+import type { Claimed } from '../store/claim.ts';
 import type { LocalHealth } from './healthKeeper.ts';
 
 /** What to do with a claimed delivery before its attempt: send it, hold it (its webhook is paused or disabled), or put it off to `until`. */

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { familyOf } from '../metrics/registry.ts';
+import { familyOf } from '../../metrics/registry.ts';
 
 /** Upper bounds (seconds) of the attempt latency histogram. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

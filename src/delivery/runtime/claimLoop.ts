@@ -1,4 +1,4 @@
-import { coalesce } from '../work/coalesce.ts';
+import { coalesce } from '../../work/coalesce.ts';
 
 /** The claim loop: claims due work in batches while there is room for it. */
 export interface ClaimLoop {

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Db } from '../db/connect.ts';
-import { isPostgres } from '../db/connect.ts';
-import type { Config } from '../config.ts';
-import { disable, failHeld } from '../webhooks/endpointHealth.ts';
+import type { Db } from '../../db/connect.ts';
+import { isPostgres } from '../../db/connect.ts';
+import type { Config } from '../../config.ts';
+import { disable, failHeld } from '../../webhooks/endpointHealth.ts';
 
 /** How often each process looks for probes due, webhooks paused too long and stray held deliveries. */
 export const HEALTH_TICK_MS = 1000;

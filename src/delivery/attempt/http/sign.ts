@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import { openWebhookSecret, standardWebhooksKey } from '../webhooks/secret.ts';
-import { version } from '../version.ts';
+import { openWebhookSecret, standardWebhooksKey } from '../../../webhooks/secret.ts';
+import { version } from '../../../version.ts';
 
 const USER_AGENT = `Wharf-Hookshot/${version}`;
 

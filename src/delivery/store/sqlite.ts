@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { connectionPool, type Db } from '../db/connect.ts';
+import { connectionPool, type Db } from '../../db/connect.ts';
 
 /** One statement of a SqliteRunner call: 'all' returns the rows, 'run' the number of rows changed. */
 export interface SqlStep {

@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.ts';
+import type { Db } from '../../db/connect.ts';
 
 /** When the next pending delivery falls due (a retry, or a lease running out), or null if none is pending. */
 export async function nextDueAt(db: Db): Promise<number | null> {

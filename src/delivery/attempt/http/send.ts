@@ -1,12 +1,12 @@
 import type { Dispatcher } from 'undici';
-import { errorCause, errorCode, errorName } from '../errors/thrown.ts';
-import { HostPolicyError } from '../net/hostPolicy.ts';
+import { errorCause, errorCode, errorName } from '../../../errors/thrown.ts';
+import { HostPolicyError } from '../../../net/hostPolicy.ts';
 
 /** Most of a response body that is read and kept (SPEC §5.2). */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
 
 /** What one HTTP attempt gave: a status (with headers and body) or an error text. */
-export interface Outcome {
+export interface HttpResult {
   statusCode: number | null;
   error: string | null;
   responseHeaders: Record<string, string> | null;
@@ -81,8 +81,8 @@ class AttemptTimeout extends Error {
  * response stream, async iterator or AbortSignal, and at thousands of attempts a second
  * those were a good part of the dispatcher's time.
  */
-export function sendAttempt(agent: Dispatcher, url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<Outcome> {
-  return new Promise<Outcome>((resolve) => {
+export function sendAttempt(agent: Dispatcher, url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<HttpResult> {
+  return new Promise<HttpResult>((resolve) => {
     const attempt = new Attempt(resolve, timeoutMs);
     const { origin, path } = target(url);
     try {
@@ -108,7 +108,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   private size = 0;
 
   constructor(
-    private readonly resolve: (o: Outcome) => void,
+    private readonly resolve: (o: HttpResult) => void,
     private readonly timeoutMs: number,
   ) {
     this.timer = this.arm();

@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
-import type { Config } from '../config.ts';
-import { policyConnector } from '../net/connector.ts';
+import type { Config } from '../../../config.ts';
+import { policyConnector } from '../../../net/connector.ts';
 
 /**
  * The one keep-alive Agent deliveries go through. Its connector resolves, checks the

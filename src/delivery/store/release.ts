@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.ts';
+import type { Db } from '../../db/connect.ts';
 
 /** A claimed delivery given back unattempted: held (`until` null) or put off to `until`. */
 export interface Release {
