@@ -2,10 +2,9 @@ import type { RouteContext } from './context.ts';
 import type { Services } from '../services.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { HEADER_STYLES, HEALTH_STATES, WEBHOOK_EVENTS, type Webhook } from '../webhooks/model.ts';
-import { heldCounts } from '../webhooks/endpointHealth.ts';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../webhooks/store.ts';
 import { checkWebhookInput, orgOnlyEventProblems, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
-import { lastDeliveries } from '../webhooks/history.ts';
+import { withLastDelivery } from '../webhooks/listed.ts';
 import { MASK, maskedHeaders } from '../webhooks/headers.ts';
 import { resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
@@ -145,15 +144,7 @@ async function hookOfRepo(params: { id: number }, ctx: RouteContext<'repo:admin'
 
 /** The API forms of webhooks, each with its last delivery. */
 export async function present({ db, config }: Services, hooks: Webhook[]) {
-  const last = await lastDeliveries(
-    db,
-    hooks.map((h) => h.id),
-  );
-  const held = await heldCounts(
-    db,
-    hooks.filter((h) => h.health.state !== 'healthy').map((h) => h.id),
-  );
-  return hooks.map((h) => presentWebhook(config, h, last.get(h.id), held.get(h.id) ?? 0));
+  return (await withLastDelivery(db, hooks)).map(({ hook, last, held }) => presentWebhook(config, hook, last, held));
 }
 
 const hookRoute = { tag: 'webhooks', access: 'repo:admin' } as const;
