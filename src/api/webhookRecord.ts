@@ -5,7 +5,7 @@ import { MASK, maskedHeaders } from '../webhooks/headers.ts';
 import { resultLabel, type Delivery } from '../webhooks/deliveries.ts';
 import type { Config } from '../config.ts';
 import { iso } from './present.ts';
-import { named } from './route.ts';
+import { named, type Answer } from './route.ts';
 import { ID, INT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 const webhookProperties = {
@@ -86,7 +86,7 @@ export const WebhookCreatedSchema = named('WebhookCreated', {
 } as const);
 
 /** The API form of a webhook (SPEC §5.1): never its secret. */
-export function presentWebhook(config: Config, hook: Webhook, last: Delivery | undefined, held = 0) {
+export function presentWebhook(config: Config, hook: Webhook, last: Delivery | undefined, held = 0): Answer<typeof WebhookSchema> {
   const base = `${config.baseUrl}/api/v1/webhooks/${hook.id}`;
   return {
     id: hook.id,
@@ -117,13 +117,13 @@ export function presentWebhook(config: Config, hook: Webhook, last: Delivery | u
 }
 
 /** A webhook's health as the API shows it: the state alone when healthy. */
-export function presentHealth(hook: Webhook, held: number) {
+export function presentHealth(hook: Webhook, held: number): Answer<typeof WebhookSchema>['health'] {
   const h = hook.health;
   if (h.state === 'healthy') return { state: h.state };
   return { state: h.state, since: iso(h.since ?? hook.updated_at), reason: h.reason, held, next_probe_at: h.nextProbeAt === null ? null : iso(h.nextProbeAt) };
 }
 
 /** The API forms of webhooks, each with its last delivery. */
-export async function present({ db, config }: Services, hooks: Webhook[]) {
+export async function present({ db, config }: Services, hooks: Webhook[]): Promise<Answer<typeof WebhookSchema>[]> {
   return (await withLastDelivery(db, hooks)).map(({ hook, last, held }) => presentWebhook(config, hook, last, held));
 }

@@ -7,7 +7,7 @@ import type { Webhook } from '../webhooks/model.ts';
 import type { WebhookOwner } from '../webhooks/ping.ts';
 import { createWebhook, deleteWebhook, findWebhook, updateWebhook } from '../webhooks/store.ts';
 import { checkWebhookInput, orgOnlyEventProblems, WEBHOOK_CREATE, WEBHOOK_UPDATE } from '../webhooks/input.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 import { listOf, orgParams, repoParams } from './schemas.ts';
 import { present, WebhookCreatedSchema, WebhookSchema } from './webhookRecord.ts';
 
@@ -84,7 +84,9 @@ export function webhookRoutesFor<A extends HookAccess>(scope: WebhookScope<A>): 
         const created = await createWebhook(services, scope.owner(ctx), scope.user(ctx), { ...input, url: input.url! });
         ctx.status = 201;
         ctx.set('Location', scope.location(ctx, created.webhook.id));
-        ctx.body = { ...(await present(services, [created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) };
+        ctx.body = { ...(await present(services, [created.webhook]))[0], ...(input.secret === undefined ? { secret: created.secret } : {}) } satisfies Answer<
+          typeof WebhookCreatedSchema
+        >;
       },
     }),
     route({
