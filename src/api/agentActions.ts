@@ -1,7 +1,7 @@
 import { recordAgentAction } from '../domain/agentActions.ts';
 import { NEW_AGENT_ACTION, TARGET_ID, TARGET_TYPE } from '../domain/inputs/agentActions.ts';
 import { iso } from './present.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 import { ID, TIME } from './schemas.ts';
 
 const AgentActionSchema = {
@@ -32,7 +32,14 @@ export const agentActionRoutes: Route[] = [
     handler: async ({ body }, ctx, services) => {
       const done = await recordAgentAction(services, ctx.state.repo, ctx.state.user, body);
       ctx.status = 201;
-      ctx.body = { id: done.id, name: done.name, action: done.action, summary: done.summary, target: done.target, created_at: iso(done.created_at) };
+      ctx.body = {
+        id: done.id,
+        name: done.name,
+        action: done.action,
+        summary: done.summary,
+        target: done.target,
+        created_at: iso(done.created_at),
+      } satisfies Answer<typeof AgentActionSchema>;
     },
   }),
 ];

@@ -1,7 +1,7 @@
 import { importIssues } from '../domain/bulkIssues.ts';
 import { BULK_REQUEST } from '../domain/inputs/bulkIssues.ts';
 import type { ErrorDetail } from '../http/errors.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 
 /** Body limit of the bulk import (SPEC §4). */
 export const BULK_LIMIT = 50 * 1024 * 1024;
@@ -45,7 +45,7 @@ export const bulkIssueRoutes: Route[] = [
     answers: { 200: BulkResultSchema },
     errors: [409],
     handler: async ({ body }, ctx, { db }) => {
-      ctx.body = await importIssues(db, ctx.state.repo, ctx.state.user, body.issues, body.on_conflict);
+      ctx.body = (await importIssues(db, ctx.state.repo, ctx.state.user, body.issues, body.on_conflict)) satisfies Answer<typeof BulkResultSchema>;
     },
   }),
 ];

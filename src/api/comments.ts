@@ -3,7 +3,7 @@ import { findIssue } from '../domain/issues.ts';
 import { notFound } from '../http/errors.ts';
 import { COMMENT_BODY } from '../domain/inputs/comments.ts';
 import { iso } from './present.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME } from './schemas.ts';
 
 const CommentSchema = named('Comment', {
@@ -17,7 +17,7 @@ const ISSUE_PARAMS = repoParams('number');
 const COMMENT_PARAMS = repoParams('id');
 
 /** The API form of a comment. */
-function presentComment(comment: Comment) {
+function presentComment(comment: Comment): Answer<typeof CommentSchema> {
   return { id: comment.id, body: comment.body, user: comment.author, created_at: iso(comment.created_at), updated_at: iso(comment.updated_at) };
 }
 

@@ -5,7 +5,7 @@ import { REDELIVER_INPUT, redeliveryWindow, redeliveryWindowProblems } from '../
 import { EVENT_TYPES } from '../events/types.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, idParams, INT_OR_NULL, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 // Ping and retry take no input; a body, if sent, must be an empty object.
@@ -130,7 +130,7 @@ const RedeliveredSchema = {
 const DELIVERY_PARAMS = { type: 'object', required: ['id', 'delivery'], properties: { id: ID, delivery: ID } } as const;
 
 /** The API form of a delivery (SPEC §5.3). */
-export function presentDelivery(baseUrl: string, d: Delivery) {
+export function presentDelivery(baseUrl: string, d: Delivery): Answer<typeof DeliverySchema> {
   return {
     id: d.id,
     guid: d.guid,
@@ -205,7 +205,7 @@ export const deliveryRoutes: Route[] = [
         ...counts,
         deliveries: page.deliveries.map((d) => presentDelivery(config.baseUrl, d)),
         next_cursor: page.next === null ? null : Buffer.from(`d${page.next}`).toString('base64url'),
-      };
+      } satisfies Answer<typeof DeliveryPageSchema>;
     },
   }),
   route({
@@ -232,7 +232,7 @@ export const deliveryRoutes: Route[] = [
         })),
         request: { headers: last?.request_headers ?? null, body: await bodyOf(db, delivery.id) },
         response: last ? { status: last.status_code, headers: last.response_headers, body: last.response_body } : null,
-      };
+      } satisfies Answer<typeof DeliveryDetailSchema>;
     },
   }),
   route({
@@ -272,7 +272,7 @@ export const deliveryRoutes: Route[] = [
     handler: async ({ body }, ctx, services) => {
       const outcome = await redeliverFailed(services, ctx.state.webhook.id, redeliveryWindow(body, Date.now()));
       ctx.status = 202;
-      ctx.body = outcome;
+      ctx.body = outcome satisfies Answer<typeof RedeliveredSchema>;
     },
   }),
 ];

@@ -3,7 +3,7 @@ import { jobDuration, type ImportJob } from '../import/jobs.ts';
 import type { ImportResult } from '../import/finalize.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
 import { iso } from './present.ts';
-import { named } from './route.ts';
+import { named, type Answer } from './route.ts';
 import { ID, INT_OR_NULL, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 import { FAILURE_CODES, type FailureCode } from '../import/failure.ts';
 
@@ -107,7 +107,7 @@ export const ImportJobSchema = named('ImportJob', {
  * `missing_lfs_objects` (the objects the source could not give, each with oid, size and
  * the error) to the spec's counts (left out by jobs that finished before it was counted); `lfs_url` is the endpoint the request named, or null.
  */
-export function presentImportJob(config: Config, job: ImportJob) {
+export function presentImportJob(config: Config, job: ImportJob): Answer<typeof ImportJobSchema> {
   const result: ImportResult | null = job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
   const fullName = `${job.target_org}/${job.name}`;
   return {

@@ -6,7 +6,7 @@ import { repoUrl } from '../domain/payloads/urls.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
 import { LIST_QUERY, listOptions, setNextLink } from './listQuery.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 /** The API form of an issue. */
@@ -33,7 +33,7 @@ export const IssueSchema = named('Issue', {
 const ISSUE_PARAMS = repoParams('number');
 
 /** The API form of an issue. */
-export function presentIssue(config: Config, repo: Repository, issue: Issue) {
+export function presentIssue(config: Config, repo: Repository, issue: Issue): Answer<typeof IssueSchema> {
   return {
     id: issue.id,
     number: issue.number,

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { constants } from 'node:fs';
 import type { Services } from '../services.ts';
 import { version } from '../version.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 
 const HealthSchema = {
   type: 'object',
@@ -26,8 +26,8 @@ const MetaSchema = {
 } as const;
 
 /** Whether the database answers and the repository directory is writable. */
-async function runChecks({ db, config }: Services): Promise<{ database: string; repos_dir: string }> {
-  const checks = { database: 'ok', repos_dir: 'ok' };
+async function runChecks({ db, config }: Services): Promise<Omit<Answer<typeof HealthSchema>, 'status'>> {
+  const checks: Omit<Answer<typeof HealthSchema>, 'status'> = { database: 'ok', repos_dir: 'ok' };
   try {
     await db.raw('select 1');
   } catch {
@@ -56,7 +56,7 @@ export const livenessRoutes: Route[] = [
       const checks = await runChecks(services);
       const ok = checks.database === 'ok' && checks.repos_dir === 'ok';
       ctx.status = ok ? 200 : 503;
-      ctx.body = { status: ok ? 'ok' : 'unavailable', ...checks };
+      ctx.body = { status: ok ? 'ok' : 'unavailable', ...checks } satisfies Answer<typeof HealthSchema>;
     },
   }),
   route({
@@ -68,7 +68,7 @@ export const livenessRoutes: Route[] = [
     access: 'public',
     answers: { 200: MetaSchema },
     handler: (_input, ctx, { config }) => {
-      ctx.body = { hooks: config.deliverySourceRanges, version };
+      ctx.body = { hooks: config.deliverySourceRanges, version } satisfies Answer<typeof MetaSchema>;
     },
   }),
 ];

@@ -2,7 +2,7 @@ import { findMirror } from '../mirrors/state.ts';
 import { queueSync, stopMirroring } from '../mirrors/cutover.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { presentMirror, presentRepository } from './present.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 import { MirrorSchema, RepositorySchema } from './schemas.ts';
 
 /** Pull mirrors (SPEC §8.1.1): a sync on request, and the cutover. Owners of the repository's organization (its admins), as on GitHub and Gitea. */
@@ -34,7 +34,9 @@ export const mirrorRoutes: Route[] = [
     handler: async (_input, ctx, services) => {
       await stopMirroring(services, ctx.state.repo, ctx.state.user);
       const repo = (await repositoryById(services.db, ctx.state.repo.id)) ?? ctx.state.repo;
-      ctx.body = { ...presentRepository(services.config, repo), mirror: presentMirror(await findMirror(services.db, repo.id)) };
+      ctx.body = { ...presentRepository(services.config, repo), mirror: presentMirror(await findMirror(services.db, repo.id)) } satisfies Answer<
+        typeof RepositorySchema
+      >;
     },
   }),
 ];

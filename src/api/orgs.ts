@@ -5,7 +5,7 @@ import { NEW_MEMBER, NEW_ORG } from '../domain/inputs/orgs.ts';
 import { NEW_REPOSITORY } from '../domain/inputs/repos.ts';
 import { conflict, validationFailed } from '../http/errors.ts';
 import { iso, presentRepository } from './present.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 import { ID, listOf, RepositorySchema, TIME } from './schemas.ts';
 
 const OrgSchema = {
@@ -46,7 +46,7 @@ export const orgRoutes: Route[] = [
       const org = await createOrg(db, body.name, ctx.state.user.id);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/orgs/${org.name}`);
-      ctx.body = { id: org.id, name: org.name, created_at: iso(org.created_at) };
+      ctx.body = { id: org.id, name: org.name, created_at: iso(org.created_at) } satisfies Answer<typeof OrgSchema>;
     },
   }),
   route({
@@ -63,7 +63,7 @@ export const orgRoutes: Route[] = [
       const member = await findUser(db, body.login);
       if (!member) throw validationFailed([{ path: '/login', message: 'no such user' }]);
       await setMembership(db, ctx.state.org.id, member.id, body.role);
-      ctx.body = { org: ctx.state.org.name, login: member.login, role: body.role };
+      ctx.body = { org: ctx.state.org.name, login: member.login, role: body.role } satisfies Answer<typeof MembershipSchema>;
     },
   }),
   route({

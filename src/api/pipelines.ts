@@ -6,7 +6,7 @@ import { notFound } from '../http/errors.ts';
 import { SHA } from '../domain/inputs/git.ts';
 import { NEW_PIPELINE, PIPELINE_STATUS, STATUS_CHANGE } from '../domain/inputs/pipelines.ts';
 import { iso } from './present.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, repoParams, TIME } from './schemas.ts';
 
 const PipelineSchema = named('Pipeline', {
@@ -28,7 +28,7 @@ const PipelineSchema = named('Pipeline', {
 const PIPELINE_PARAMS = repoParams('id');
 
 /** The API form of a pipeline. */
-function presentPipeline(config: Config, repo: Repository, p: Pipeline) {
+function presentPipeline(config: Config, repo: Repository, p: Pipeline): Answer<typeof PipelineSchema> {
   return {
     id: p.id,
     name: p.name,

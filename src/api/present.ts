@@ -1,14 +1,18 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
 import { formatInterval, NEVER, type Mirror } from '../mirrors/state.ts';
+import type { Answer } from './route.ts';
+import type { MirrorSchema, RepositorySchema } from './schemas.ts';
 
 /** Epoch milliseconds as ISO 8601, null kept. */
+export function iso(ms: number | string): string;
+export function iso(ms: number | string | null | undefined): string | null;
 export function iso(ms: number | string | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 }
 
 /** The API form of a repository. */
-export function presentRepository(config: Config, repo: Repository) {
+export function presentRepository(config: Config, repo: Repository): Answer<typeof RepositorySchema> {
   const fullName = `${repo.org}/${repo.name}`;
   return {
     id: repo.id,
@@ -27,7 +31,7 @@ export function presentRepository(config: Config, repo: Repository) {
 }
 
 /** A pull mirror's state as the repository answer shows it (never its credentials), or null. */
-export function presentMirror(mirror: Mirror | undefined) {
+export function presentMirror(mirror: Mirror | undefined): Answer<typeof MirrorSchema> {
   if (!mirror) return null;
   return {
     source_url: mirror.sourceUrl,

@@ -8,7 +8,7 @@ import { MERGE, NEW_PULL, PULL_PATCH } from '../domain/inputs/pulls.ts';
 import { notFound } from '../http/errors.ts';
 import { iso } from './present.ts';
 import { LIST_QUERY, listOptions, setNextLink } from './listQuery.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 const branchTip = { type: 'object', additionalProperties: false, required: ['ref', 'sha'], properties: { ref: { type: 'string' }, sha: SHA } } as const;
@@ -62,7 +62,7 @@ const MergeResultSchema = {
 const PULL_PARAMS = repoParams('number');
 
 /** The API form of a pull request. */
-function presentPull(config: Config, repo: Repository, p: PullRequest) {
+function presentPull(config: Config, repo: Repository, p: PullRequest): Answer<typeof PullSchema> {
   return {
     id: p.id,
     number: p.number,
@@ -167,7 +167,9 @@ export const pullRoutes: Route[] = [
     handler: async ({ params, body }, ctx, services) => {
       const result = await mergePull(services, ctx.state.repo, ctx.state.user, params.number, body.sha);
       if (!result) throw notFound('Pull request not found');
-      ctx.body = { sha: result.sha, merged: true, fast_forward: result.fastForward, message: 'Pull request successfully merged' };
+      ctx.body = { sha: result.sha, merged: true, fast_forward: result.fastForward, message: 'Pull request successfully merged' } satisfies Answer<
+        typeof MergeResultSchema
+      >;
     },
   }),
 ];

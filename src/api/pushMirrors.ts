@@ -4,7 +4,7 @@ import { notFound } from '../http/errors.ts';
 import { NEW_PUSH_MIRROR, formatInterval } from '../pushMirrors/input.ts';
 import { createPushMirror, deletePushMirror, findPushMirror, listPushMirrors, requestSync, type PushMirror } from '../pushMirrors/store.ts';
 import { iso } from './present.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, listOf, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 /** The API form of a push mirror (SPEC §8.1.2): never its credentials. */
@@ -27,13 +27,13 @@ const PushMirrorSchema = named('PushMirror', {
 } as const);
 
 /** The API form of a push mirror. */
-function present(mirror: PushMirror) {
+function present(mirror: PushMirror): Answer<typeof PushMirrorSchema> {
   return {
     id: mirror.id,
     url: mirror.url,
     sync_on_push: mirror.sync_on_push,
     interval: formatInterval(mirror.interval_ms),
-    created_at: iso(mirror.created_at)!,
+    created_at: iso(mirror.created_at),
     last_sync_at: iso(mirror.last_sync_at),
     last_sync_status: mirror.last_sync_status,
     last_error: mirror.last_error,

@@ -1,6 +1,6 @@
-import { pendingPushes } from '../pushes/pending.ts';
+import { pendingPushes, type PendingPush } from '../pushes/pending.ts';
 import { iso } from './present.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, listOf, TIME, TIME_OR_NULL } from './schemas.ts';
 
 const PendingPushSchema = named('PendingPush', {
@@ -20,7 +20,20 @@ const PendingPushSchema = named('PendingPush', {
     next_try_at: { ...TIME_OR_NULL, description: 'Null when parked.' },
     last_error: { type: ['string', 'null'] },
   },
-});
+} as const);
+
+/** The API form of a push whose events are not recorded yet. */
+function presentPendingPush(p: PendingPush): Answer<typeof PendingPushSchema> {
+  return {
+    id: p.id,
+    landed_at: iso(p.landedAt),
+    refs: p.refs,
+    state: p.state,
+    attempts: p.attempts,
+    next_try_at: p.nextTryAt === null ? null : iso(p.nextTryAt),
+    last_error: p.lastError,
+  };
+}
 
 /** Pushes whose events are not recorded yet: GET /repos/{org}/{repo}/push-records (owners). */
 export const pushRecordRoutes: Route[] = [
@@ -33,15 +46,7 @@ export const pushRecordRoutes: Route[] = [
     access: 'repo:admin',
     answers: { 200: listOf(PendingPushSchema) },
     handler: async (_input, ctx, { db }) => {
-      ctx.body = (await pendingPushes(db, ctx.state.repo.id)).map((p) => ({
-        id: p.id,
-        landed_at: iso(p.landedAt),
-        refs: p.refs,
-        state: p.state,
-        attempts: p.attempts,
-        next_try_at: p.nextTryAt === null ? null : iso(p.nextTryAt),
-        last_error: p.lastError,
-      }));
+      ctx.body = (await pendingPushes(db, ctx.state.repo.id)).map(presentPendingPush);
     },
   }),
 ];

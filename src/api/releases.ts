@@ -2,7 +2,7 @@ import { createRelease, findRelease, type Release } from '../domain/releases.ts'
 import { notFound } from '../http/errors.ts';
 import { NEW_RELEASE } from '../domain/inputs/releases.ts';
 import { iso } from './present.ts';
-import { named, route, type Route } from './route.ts';
+import { named, route, type Answer, type Route } from './route.ts';
 import { ID, repoParams, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 
 const ReleaseSchema = named('Release', {
@@ -24,7 +24,7 @@ const ReleaseSchema = named('Release', {
 } as const);
 
 /** The API form of a release. */
-function presentRelease(r: Release) {
+function presentRelease(r: Release): Answer<typeof ReleaseSchema> {
   return {
     id: r.id,
     tag_name: r.tag_name,

@@ -1,7 +1,7 @@
 import { presentMirror, presentRepository } from './present.ts';
 import { deleteRepository } from '../domain/repos.ts';
 import { findMirror } from '../mirrors/state.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 import { RepositorySchema } from './schemas.ts';
 
 /** A single repository: GET and DELETE /repos/{org}/{repo}. */
@@ -15,7 +15,9 @@ export const repoRoutes: Route[] = [
     access: 'repo:read',
     answers: { 200: RepositorySchema },
     handler: async (_input, ctx, { config, db }) => {
-      ctx.body = { ...presentRepository(config, ctx.state.repo), mirror: presentMirror(await findMirror(db, ctx.state.repo.id)) };
+      ctx.body = { ...presentRepository(config, ctx.state.repo), mirror: presentMirror(await findMirror(db, ctx.state.repo.id)) } satisfies Answer<
+        typeof RepositorySchema
+      >;
     },
   }),
   route({

@@ -10,6 +10,13 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 // The wide schema type (while a route is still being inferred) gives unknown rather than an endless FromSchema.
 export type Input<S> = [S] extends [undefined] ? undefined : JSONSchema extends S ? unknown : S extends JSONSchema ? FromSchema<S> : never;
 
+/**
+ * The value an answer schema describes, the return type of its presenter: tsc then fails
+ * where a presenter and the schema it answers with disagree, not only the answer checks of
+ * the tests at run time.
+ */
+export type Answer<S extends JSONSchema> = FromSchema<S>;
+
 /** What a handler is given: the path parameters, query and body, each checked and typed by its schema, and what `load` loaded. */
 export interface RouteInput<P, Q, B, L = undefined> {
   params: Input<P>;

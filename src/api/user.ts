@@ -3,7 +3,7 @@ import { issueToken, revokeToken } from '../domain/tokens.ts';
 import { notFound, validationFailed } from '../http/errors.ts';
 import { parseDuration } from '../util/duration.ts';
 import { iso } from './present.ts';
-import { route, type Route } from './route.ts';
+import { route, type Answer, type Route } from './route.ts';
 import { ID, idParams, TIME, TIME_OR_NULL } from './schemas.ts';
 
 /** The longest lifetime a token may be given: a year, with room for a leap day. */
@@ -68,7 +68,14 @@ export const userRoutes: Route[] = [
     answers: { 200: UserSchema },
     handler: async (_input, ctx, { db }) => {
       const user = ctx.state.user;
-      ctx.body = { id: user.id, login: user.login, type: 'User', is_admin: user.is_admin, created_at: iso(user.created_at), orgs: await orgsOf(db, user.id) };
+      ctx.body = {
+        id: user.id,
+        login: user.login,
+        type: 'User',
+        is_admin: user.is_admin,
+        created_at: iso(user.created_at),
+        orgs: await orgsOf(db, user.id),
+      } satisfies Answer<typeof UserSchema>;
     },
   }),
   route({
@@ -91,7 +98,7 @@ export const userRoutes: Route[] = [
       const issued = await issueToken(db, ctx.state.user.id, body.name, expiresIn);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/user/tokens/${issued.id}`);
-      ctx.body = issued;
+      ctx.body = issued satisfies Answer<typeof IssuedTokenSchema>;
     },
   }),
   route({

@@ -3,8 +3,9 @@ import { git, startGit } from './run.ts';
 // git's own fsck refuses a .gitmodules url or path that looks like an option, but accepts
 // `ext::sh -c …` and other `<transport>::` remote-helper forms, which run commands when a
 // clone follows the submodule (with a permissive protocol.allow). Wharf refuses them on
-// push (the pre-receive hook, hooks.ts) and on import (importCheck below), like git does
-// for options: every .gitmodules blob that a tree entry of a new commit names is read.
+// push (the pre-receive hook, hooks.ts), on import and on a pull mirror's sync
+// (gitmodulesProblem below), like git does for options: every .gitmodules blob that a
+// tree entry of a new commit names is read.
 
 /**
  * Why a `submodule.<name>.url` value is refused, or null when it is a plain URL or path.
@@ -52,13 +53,20 @@ export function submoduleUrls(configZ: string): Array<[string, string]> {
 /** git config's arguments that print a .gitmodules blob's submodule URLs, NUL-separated. */
 export const URL_CONFIG = ['config', '-z', '--get-regexp', '^submodule\\..*\\.url$'];
 
+/** The commits a scan reads: `rev-list` arguments, and its stdin when they include `--stdin`. */
+export interface ScannedCommits {
+  revs: string[];
+  input?: string;
+}
+
 /**
- * Checks every .gitmodules of every commit of a repository (an import's copy); returns the
- * first refusal's message, or null. A blob git cannot parse holds no URL git would use.
+ * Checks every .gitmodules of the commits `rev-list` lists (all of an import's copy, or a
+ * mirror sync's new history); returns the first refusal's message, or null. A blob git
+ * cannot parse holds no URL git would use.
  */
-export async function gitmodulesProblem(dir: string): Promise<string | null> {
+export async function gitmodulesProblem(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<string | null> {
   // rev-list feeds diff-tree as it walks: the two run side by side, and no list of every commit is held here.
-  const revList = startGit(['rev-list', '--all'], { cwd: dir });
+  const revList = startGit(['rev-list', ...commits.revs], { cwd: dir, input: commits.input ?? null });
   const diffTree = startGit(GITMODULES_DIFF, { cwd: dir, input: 'open' });
   revList.child.stdout.pipe(diffTree.child.stdin!);
   // A diff-tree that dies early unpipes rev-list, which could then wait for ever on a full

@@ -1,5 +1,4 @@
-import { git, gitBuffer } from '../git/run.ts';
-import { GITMODULES_DIFF, gitmodulesBlobs, gitmodulesMessage, submoduleUrlProblem, submoduleUrls, URL_CONFIG } from '../git/gitmodules.ts';
+import { gitmodulesProblem } from '../git/gitmodules.ts';
 import { reachableLfsPointers, type LfsPointer } from '../remote/lfsScan.ts';
 import { isZero, type RefUpdate } from '../git/refUpdate.ts';
 
@@ -13,23 +12,12 @@ function newHistory(updates: RefUpdate[], visible: Map<string, string>): string 
 
 /**
  * SPEC §7.6 for a sync: the .gitmodules URLs a push would be refused for, in the commits
- * the sync brings. Returns the refusal's message, or null.
+ * the sync brings (the import's scan, gitmodules.ts, over the new history alone). Returns
+ * the refusal's message, or null.
  */
 export async function newGitmodulesProblem(dir: string, updates: RefUpdate[], visible: Map<string, string>): Promise<string | null> {
   const input = newHistory(updates, visible);
-  if (!input) return null;
-  const commits = await gitBuffer(['rev-list', '--stdin'], input, { cwd: dir });
-  if (commits.length === 0) return null;
-  const diff = (await gitBuffer(GITMODULES_DIFF, commits, { cwd: dir })).toString('utf8');
-  for (const blob of gitmodulesBlobs(diff)) {
-    const [config, ...rest] = URL_CONFIG;
-    const text = await git([config, '--blob', blob, ...rest], { cwd: dir }).catch(() => '');
-    for (const [name, url] of submoduleUrls(text)) {
-      const problem = submoduleUrlProblem(url);
-      if (problem) return gitmodulesMessage(blob, name, url, problem);
-    }
-  }
-  return null;
+  return input ? gitmodulesProblem(dir, { revs: ['--stdin'], input }) : null;
 }
 
 /** The LFS pointers among the objects of a sync's new history (blobs the repository did not reach before). */

@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.ts';
 import type { DbBool, DbInt } from '../db/rows.ts';
 import type { DeliveryStatus } from './model.ts';
+import type { EventType } from '../events/types.ts';
 
 /** A delivery row, parsed. */
 export interface Delivery {
@@ -8,7 +9,8 @@ export interface Delivery {
   webhook_id: number;
   event_id: number | null;
   guid: string;
-  event: string;
+  /** An event type, or `ping` (the stored column holds nothing else). */
+  event: EventType | 'ping';
   action: string | null;
   status: DeliveryStatus;
   attempts: number;
@@ -56,7 +58,8 @@ export function toDelivery(row: DeliveryRow): Delivery {
     webhook_id: Number(row.webhook_id),
     event_id: num(row.event_id),
     guid: row.guid,
-    event: row.event,
+    // Written only by the fan-out (an event's type) and pings.
+    event: row.event as Delivery['event'],
     action: row.action ?? null,
     status: row.status,
     attempts: Number(row.attempts),

@@ -104,6 +104,6 @@ export function openCustomHeaders(stored: string): { send: Record<string, string
 }
 
 /** A record's `headers`: each name with MASK for its value. */
-export function maskedHeaders(names: string[]): Record<string, string> {
+export function maskedHeaders(names: string[]): Record<string, typeof MASK> {
   return Object.fromEntries(names.map((name) => [name, MASK]));
 }

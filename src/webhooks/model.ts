@@ -3,6 +3,7 @@ import type { DbBool, DbInt } from '../db/rows.ts';
 
 /** The event names a webhook may list: the types of SPEC §6, or `*` for all of them. */
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, '*'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The event types only an organization webhook may list (SPEC §5.4). */
 export const ORG_ONLY_EVENTS = ['repository', 'import'] as const;
@@ -27,7 +28,7 @@ export interface Webhook {
   url: string;
   content_type: 'json';
   secret: string;
-  events: string[];
+  events: WebhookEvent[];
   active: boolean;
   branch_filter: string | null;
   header_style: HeaderStyle;

@@ -8,7 +8,7 @@ import type { WebhookOwner } from '../../webhooks/ping.ts';
 import { findOrg, roleIn, type User } from '../../domain/accounts.ts';
 import { checkWebhookInput, orgOnlyEventProblems, type WebhookInput } from '../../webhooks/input.ts';
 import { WharfError } from '../../errors/wharfError.ts';
-import { lastDeliveries } from '../../webhooks/history.ts';
+import { withLastDelivery } from '../../webhooks/listed.ts';
 import type { Delivery } from '../../webhooks/deliveries.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
@@ -29,7 +29,6 @@ import {
   type HookValues,
 } from '../pages/webhookForm.ts';
 import { readerFor, type SeenRepo } from '../reader.ts';
-import { heldCounts } from '../../webhooks/endpointHealth.ts';
 import { healthBadge } from '../pages/webhookHealth.ts';
 import { requireUser } from '../user.ts';
 
@@ -48,27 +47,16 @@ export interface Hook {
 
 /** The views of webhooks, each with its latest delivery. */
 export async function hookViews(db: Db, hooks: Webhook[]): Promise<Hook[]> {
-  const last = await lastDeliveries(
-    db,
-    hooks.map((h) => h.id),
-  );
-  const held = await heldCounts(
-    db,
-    hooks.filter((h) => h.health.state !== 'healthy').map((h) => h.id),
-  );
-  return hooks.map((h) => {
-    const d = last.get(h.id);
-    return {
-      id: h.id,
-      url: h.url,
-      events: h.events,
-      active: h.active,
-      branch_filter: h.branch_filter,
-      last_delivery: d ?? null,
-      health: h.health,
-      held: held.get(h.id) ?? 0,
-    };
-  });
+  return (await withLastDelivery(db, hooks)).map(({ hook, last, held }) => ({
+    id: hook.id,
+    url: hook.url,
+    events: hook.events,
+    active: hook.active,
+    branch_filter: hook.branch_filter,
+    last_delivery: last ?? null,
+    health: hook.health,
+    held,
+  }));
 }
 
 /**
