@@ -11,6 +11,7 @@ import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, writeHo
 import { findMirror } from '../../mirrors/state.ts';
 import { newPushLog, preparePushLogs } from '../../pushes/log.ts';
 import { landPush } from '../../pushes/land.ts';
+import { createOnFirstPush } from '../../domain/firstPush.ts';
 import { GIT_SERVICES, parseGitPath, type GitPath } from '../gitPath.ts';
 
 /** The service and access level of a smart-HTTP request, or null for anything else. */
@@ -43,7 +44,9 @@ export function gitMount(app: Koa, services: Services): void {
     const creating = op.service === 'git-receive-pack';
     // Only a push the backend will take creates a repository: a wrong content type would be refused after the creation.
     const pushable = ctx.method === 'GET' || ctx.get('content-type') === 'application/x-git-receive-pack-request';
-    const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating && pushable });
+    const access = await authorizeRepo(services, ctx, target, op.level, { create: creating && pushable });
+    // Push to create: access allowed this first push to make its repository; it is made here, as a step of its own, before the backend runs.
+    const repo = 'id' in access ? access : await createOnFirstPush(services, access.org, access.name, access.user);
     const user = ctx.state.user ?? null;
     const short = ctx.method === 'POST' && creating ? await readShortBody(ctx) : undefined;
     if (creating && short?.equals(FLUSH_PKT) && ctx.get('content-type') === 'application/x-git-receive-pack-request') return answerProbe(ctx);
