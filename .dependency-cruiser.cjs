@@ -20,7 +20,6 @@ const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|mirrors|d
  */
 const WORKERS = '^src/(delivery|import|mirrors|pushes|pushMirrors)/';
 const FOOT = '^src/(events|remote|work)/';
-const OUTBOX = '^src/events/outbox\\.ts$';
 const BOTTOM = '^src/((db|git|lfs|secrets|net|metrics|errors|util)/|(config|log|services|version)\\.ts$)';
 
 /** What the foot of the domain may not import: everything above it. */
@@ -69,15 +68,8 @@ module.exports = {
       name: 'foot-of-the-domain',
       severity: 'error',
       comment: 'The outbox, the remote-source client and the worker loop stand on the bottom layer alone.',
-      from: { path: FOOT, pathNot: OUTBOX },
+      from: { path: FOOT },
       to: { path: ABOVE_THE_FOOT },
-    },
-    {
-      name: 'outbox-at-the-foot',
-      severity: 'error',
-      comment: 'The outbox too, with one known exception, to go: it still calls the webhook fan-out (webhooks/fanout.ts).',
-      from: { path: OUTBOX },
-      to: { path: ABOVE_THE_FOOT, pathNot: '^src/webhooks/fanout\\.ts$' },
     },
     // Workers call down only: import -> mirrors -> pushes -> pushMirrors; the dispatcher calls none of them and none calls it.
     ...[

@@ -26,6 +26,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { connect, isPostgres } from '../src/db/connect.ts';
 import { recordEvents } from '../src/events/outbox.ts';
+import { useWebhookFanOut } from '../test/helpers/fanOut.ts';
 import type { NewEvent } from '../src/events/types.ts';
 import type { Bench, Figure } from './run.ts';
 import { child, freshDatabase, median, percentile, RUNS, serveWharf, spread, type Child, type WharfChild } from './fixtures.ts';
@@ -278,6 +279,8 @@ async function pass(dir: string, dialect: Dialect, everyFast: boolean): Promise<
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   });
   const db = connect(database.url);
+  // Wharf serves as a child process: this one records the events itself, through the fan-out the server would use.
+  useWebhookFanOut();
   try {
     const hooks = await setUp(wharf, db, rx.url, everyFast);
     const dueAt = await raise(

@@ -12,6 +12,8 @@ import { openSecrets } from './secrets/boot.ts';
 import type { WorkerFactory } from './work/worker.ts';
 import type { LfsStore } from './lfs/lfsStore.ts';
 import { createFsLfsStore } from './lfs/fsStore.ts';
+import { useFanOut } from './events/fanOut.ts';
+import { webhookFanOut } from './webhooks/fanout.ts';
 
 export type { Worker, WorkerFactory } from './work/worker.ts';
 
@@ -32,11 +34,13 @@ export function createLfsStore(config: Config): LfsStore {
 /**
  * Opens the database, migrates, loads the secret key (refusing one that does not open the
  * stored secrets), creates the first admin on an empty database, serves, and starts the workers.
+ * The outbox writes each event's deliveries through the webhook fan-out, registered here first.
  */
 export async function startServer(
   config: Config,
   options: { db?: Db; logDestination?: NodeJS.WritableStream; mounts?: Mount[]; workers?: WorkerFactory[] } = {},
 ): Promise<RunningServer> {
+  useFanOut(webhookFanOut);
   const log = createLogger(config.logLevel, options.logDestination);
   const db = options.db ?? connect(config.databaseUrl);
   try {

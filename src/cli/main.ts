@@ -10,11 +10,15 @@ import { version } from '../version.ts';
 import { CliError, EXIT } from './common.ts';
 import { WharfError } from '../errors/wharfError.ts';
 import { classify } from '../http/classify.ts';
+import { useFanOut } from '../events/fanOut.ts';
+import { webhookFanOut } from '../webhooks/fanout.ts';
 
 export { CliError, EXIT, type RunWrapper } from './common.ts';
 
 /** Runs the wharf CLI with arguments; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // Commands that work on the database without a server (an import, a mirror sync) record events too.
+  useFanOut(webhookFanOut);
   const program = new Command('wharf').version(version).description('Wharf: Git hosting with webhooks and imports');
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });

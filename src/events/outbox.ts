@@ -2,7 +2,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import type { NewEvent } from './types.ts';
 import { MAX_PAYLOAD_BYTES, serializePayload } from './payloadCap.ts';
-import { receiversOf, writeDeliveries } from '../webhooks/fanout.ts';
+import { registeredFanOut } from './fanOut.ts';
+import { insertedId } from '../db/results.ts';
 
 /** At most this many events go in one INSERT. */
 const BATCH_ROWS = 500;
@@ -11,27 +12,29 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 
 /**
  * Writes events to the outbox in the caller's transaction (or connection), and with
- * them one delivery per matching active webhook (same transaction: an event and its
- * deliveries commit together or not at all). The payload bytes are fixed here: every
- * delivery of an event sends exactly these bytes. An event no webhook receives is kept
- * without its payload (nothing would ever read it); a payload over `maxPayloadBytes`
- * (MAX_PAYLOAD_BYTES unless a test passes a smaller cap) is cut to fit (payloadCap.ts).
- * Returns the new event ids, in order.
+ * them one delivery per matching active webhook, through the registered fan-out
+ * (fanOut.ts), in the same transaction: an event and its deliveries commit together or
+ * not at all. The payload bytes are fixed here: every delivery of an event sends exactly
+ * these bytes. An event no webhook receives is kept without its payload (nothing would
+ * ever read it); a payload over `maxPayloadBytes` (MAX_PAYLOAD_BYTES unless a test passes
+ * a smaller cap) is cut to fit (payloadCap.ts). Returns the new event ids, in order.
+ * Throws, writing nothing, when no fan-out is registered.
  *
  * After the transaction commits, call wake().deliveries() so the dispatcher sends at once.
  */
 export async function recordEvents(db: Knex | Knex.Transaction, events: NewEvent[], options: { maxPayloadBytes?: number } = {}): Promise<number[]> {
+  const fanOut = registeredFanOut();
   // Events and their deliveries must commit together: open a transaction if the caller has none.
   if (!(db as Knex.Transaction).isTransaction) return db.transaction((trx) => recordEvents(trx, events, options));
   const maxBytes = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES;
-  const receivers = await receiversOf(db, events);
+  const receivers = await fanOut.receiversOf(db, events);
   const ids: number[] = [];
   const now = Date.now();
   let rows: Record<string, unknown>[] = [];
   let bytes = 0;
   const flush = async () => {
     const inserted = await db('events').insert(rows).returning('id');
-    for (const row of inserted) ids.push(typeof row === 'object' ? row.id : row);
+    for (const row of inserted) ids.push(insertedId(row));
     rows = [];
     bytes = 0;
   };
@@ -53,7 +56,7 @@ export async function recordEvents(db: Knex | Knex.Transaction, events: NewEvent
     if (rows.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
   }
   if (rows.length > 0) await flush();
-  await writeDeliveries(db, events, receivers, ids);
+  await fanOut.writeDeliveries(db, events, receivers, ids);
   return ids;
 }
 
@@ -64,7 +67,7 @@ export async function recordEvents(db: Knex | Knex.Transaction, events: NewEvent
  * repository history is made of them). Returns how many were written.
  */
 export async function recordOrgEvents(db: Knex.Transaction, events: NewEvent[]): Promise<number> {
-  const receivers = await receiversOf(db, events);
+  const receivers = await registeredFanOut().receiversOf(db, events);
   const heard = events.filter((_, i) => receivers[i].length > 0);
   if (heard.length > 0) await recordEvents(db, heard);
   return heard.length;

@@ -19,9 +19,9 @@ export const REFS_END = '.';
 
 /**
  * The push log is only the hand-over from the post-receive hook to the smart-HTTP route
- * of the same request: a file under `DATA_DIR/push-logs` the route reads and removes
- * once the push record is in the database. Nothing is promised while it is on disk (the
- * push's answer has not ended), so it is never flushed.
+ * of the same request: a file under `DATA_DIR/push-logs` that the route's landPush
+ * (land.ts) reads and removes once the push record is in the database. Nothing is
+ * promised while it is on disk (the push's answer has not ended), so it is never flushed.
  */
 export const pushLogDir = (dataDir: string) => path.join(dataDir, 'push-logs');
 

@@ -163,8 +163,8 @@ async function moveLegacyPushes(services: Services): Promise<void> {
 }
 
 /**
- * The push recorder: turns push records (written by any node's smart-HTTP route) into
- * push events, on the worker loop (src/work/loop.ts). Any node claims any due record
+ * The push recorder: turns push records (landed by any node's smart-HTTP route through
+ * land.ts) into push events, on the worker loop (src/work/loop.ts). Any node claims any due record
  * under a lease it renews while it works; a dead node's lease runs out and another node
  * takes the record over. Records of one repository are recorded one at a time in landing
  * order; other repositories' side by side. A new record wakes it at once (in process,

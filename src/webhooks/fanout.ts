@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { NewEvent } from '../events/types.ts';
+import type { EventFanOut } from '../events/fanOut.ts';
 import { ORG_ONLY_EVENTS, toWebhook, type Webhook } from './model.ts';
 import { webhookWants } from './match.ts';
 
@@ -78,3 +79,6 @@ export async function writeDeliveries(trx: Knex | Knex.Transaction, events: NewE
   for (let i = 0; i < rows.length; i += 500) await trx('deliveries').insert(rows.slice(i, i + 500));
   return rows.length;
 }
+
+/** The webhook fan-out as the outbox takes it; the composition root registers it (useFanOut, src/events/fanOut.ts). */
+export const webhookFanOut: EventFanOut<Webhook> = { receiversOf, writeDeliveries };

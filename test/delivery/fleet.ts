@@ -8,6 +8,7 @@ import { startServeProcess, type ServeProcess } from '../helpers/serveProcess.ts
 import type { TestLike } from '../helpers/wharf.ts';
 import { connect } from '../../src/db/connect.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
+import { useWebhookFanOut } from '../helpers/fanOut.ts';
 import { type Received } from './receiver.ts';
 
 /** One real `wharf serve` process of the fleet. */
@@ -23,6 +24,8 @@ export interface Node extends ServeProcess {
  */
 export async function startFleet(t: TestLike, env: Record<string, string>, receiverUrl: string, options: { secondHookPath?: string; events?: string[] } = {}) {
   const events = options.events ?? ['issue'];
+  // The nodes are child processes: this one records events itself, so it registers the fan-out the servers would.
+  useWebhookFanOut();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-fleet-'));
   const database: TestDatabase = await createTestDatabase(dir);
   const base = {

@@ -4,21 +4,15 @@ import type { Services } from '../../services.ts';
 import { notFound } from '../../errors/wharfError.ts';
 import { lfsRoutes } from '../lfs/routes.ts';
 import { authorizeRepo } from './access.ts';
-import { repoDir } from '../../git/bare.ts';
 import { runHttpBackend } from './cgi.ts';
 import { BackendSlots, readNegotiation } from './backendLimits.ts';
 import { readWhole } from '../../http/deadlines.ts';
-import { settleHead } from '../../domain/head.ts';
 import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
 import { findMirror } from '../../mirrors/state.ts';
-import { newPushLog, preparePushLogs, readPushLog, removePushLog } from '../../pushes/log.ts';
-import { isZero } from '../../git/refUpdate.ts';
-import { insertPushRecord } from '../../pushes/records.ts';
-import { announcePush } from '../../pushes/wake.ts';
-import { isPostgres } from '../../db/connect.ts';
-import type { Repository } from '../../domain/repos.ts';
+import { newPushLog, preparePushLogs } from '../../pushes/log.ts';
+import { landPush } from '../../pushes/land.ts';
+import { createOnFirstPush } from '../../domain/firstPush.ts';
 import { GIT_SERVICES, parseGitPath, type GitPath } from '../gitPath.ts';
-import { wake } from '../../services.ts';
 
 /** The service and access level of a smart-HTTP request, or null for anything else. */
 function gitService(ctx: Context, target: GitPath): { service: string; level: 'read' | 'write' } | null {
@@ -50,7 +44,9 @@ export function gitMount(app: Koa, services: Services): void {
     const creating = op.service === 'git-receive-pack';
     // Only a push the backend will take creates a repository: a wrong content type would be refused after the creation.
     const pushable = ctx.method === 'GET' || ctx.get('content-type') === 'application/x-git-receive-pack-request';
-    const repo = await authorizeRepo(services, ctx, target, op.level, { create: creating && pushable });
+    const access = await authorizeRepo(services, ctx, target, op.level, { create: creating && pushable });
+    // Push to create: access allowed this first push to make its repository; it is made here, as a step of its own, before the backend runs.
+    const repo = 'id' in access ? access : await createOnFirstPush(services, access.org, access.name, access.user);
     const user = ctx.state.user ?? null;
     const short = ctx.method === 'POST' && creating ? await readShortBody(ctx) : undefined;
     if (creating && short?.equals(FLUSH_PKT) && ctx.get('content-type') === 'application/x-git-receive-pack-request') return answerProbe(ctx);
@@ -85,7 +81,7 @@ export function gitMount(app: Koa, services: Services): void {
       log: services.log,
       onExit: () =>
         push
-          ? landPush(services, repo, user?.id ?? null, push).catch((err) => {
+          ? landPush(services, { repository: repo, pusherId: user?.id ?? null, pushLog: push }).catch((err) => {
               // The push cannot be promised: the answer is cut short, so git reports a failure rather than a success.
               services.log.error({ err, request_id: ctx.state.requestId }, 'could not store a push record; the push answer is cut off');
               ctx.req.socket.destroy();
@@ -125,34 +121,4 @@ function answerProbe(ctx: Context): void {
     'Cache-Control': 'no-cache, max-age=0, must-revalidate',
   });
   ctx.body = '';
-}
-
-/**
- * What must be true before a push's response ends: its push record (ref updates, pusher,
- * landing time, every ref after the push) is committed to the database, so any node
- * records its events even if this one is lost; and, when branches came or went, HEAD
- * names one that exists (so a clone right after a first push checks out). The push
- * recorders are woken; one of them records the events in the background.
- */
-async function landPush(services: Services, repo: Repository, senderId: number | null, logFile: string): Promise<void> {
-  const landed = await readPushLog(logFile);
-  if (!landed) return; // nothing landed: the hook never ran
-  if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (isZero(u.before) || isZero(u.after)))) {
-    // Before the record: the recorder's payloads name the default branch settled here.
-    await settleHead(services.db, repoDir(services.config.reposDir, repo.org, repo.name), repo, landed.refsAfter).catch((err) =>
-      services.log.error({ err }, 'could not settle HEAD after a push'),
-    );
-  }
-  for (let n = 1; ; n++) {
-    try {
-      await insertPushRecord(services.db, repo.id, senderId, landed);
-      break;
-    } catch (err) {
-      if (n >= 3) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 200 * n));
-    }
-  }
-  await removePushLog(logFile);
-  wake(services).pushRecords();
-  if (isPostgres(services.db)) void announcePush(services.db, services.log);
 }
