@@ -3,7 +3,7 @@
 //   surfaces   src/api/, src/ui/, src/cli/, src/transport/ (Git smart HTTP and LFS): each
 //              stands on the layers below and never on another surface
 //   plumbing   src/http/: Koa plumbing the surfaces share
-//   domain     src/domain/, src/webhooks/, src/events/, src/pushes/, src/pushMirrors/, src/import/, src/mirrors/,
+//   domain     src/domain/, src/webhooks/, src/events/, src/pushes/, src/pushMirrors/, src/import/, src/pullMirrors/,
 //              src/delivery/, src/work/: operations, rules and the workers; src/remote/ (the client
 //              of a remote Git or LFS source or target) at its foot, on the bottom alone
 //   bottom     storage and small shared parts: src/db/, src/git/ (plumbing), src/lfs/
@@ -11,14 +11,14 @@
 //              src/util/, src/config.ts, src/log.ts, src/services.ts, src/version.ts
 const ROOT = '^src/(server|components|app)\\.ts$';
 const SURFACES = '^src/(api|ui|cli|transport)/';
-const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|mirrors|delivery|work|remote)/';
+const DOMAIN = '^src/(domain|webhooks|events|pushes|pushMirrors|import|pullMirrors|delivery|work|remote)/';
 /**
  * The order inside the domain layer, top to bottom: the workers (the import job, pull
  * mirrors, the push recorder, push mirrors, in that order; the dispatcher beside them),
  * then webhooks, then the domain's operations, then at its foot the outbox (events), the
  * remote-source client and the worker loop (work).
  */
-const WORKERS = '^src/(delivery|import|mirrors|pushes|pushMirrors)/';
+const WORKERS = '^src/(delivery|import|pullMirrors|pushes|pushMirrors)/';
 const FOOT = '^src/(events|remote|work)/';
 const BOTTOM = '^src/((db|git|lfs|secrets|net|metrics|errors|util)/|(config|log|services|version)\\.ts$)';
 
@@ -71,13 +71,13 @@ module.exports = {
       from: { path: FOOT },
       to: { path: ABOVE_THE_FOOT },
     },
-    // Workers call down only: import -> mirrors -> pushes -> pushMirrors; the dispatcher calls none of them and none calls it.
+    // Workers call down only: import -> pullMirrors -> pushes -> pushMirrors; the dispatcher calls none of them and none calls it.
     ...[
       ['import', 'delivery'],
-      ['mirrors', 'delivery|import'],
-      ['pushes', 'delivery|import|mirrors'],
-      ['pushMirrors', 'delivery|import|mirrors|pushes'],
-      ['delivery', 'import|mirrors|pushes|pushMirrors'],
+      ['pullMirrors', 'delivery|import'],
+      ['pushes', 'delivery|import|pullMirrors'],
+      ['pushMirrors', 'delivery|import|pullMirrors|pushes'],
+      ['delivery', 'import|pullMirrors|pushes|pushMirrors'],
     ].map(([worker, above]) => ({
       name: `workers-in-order-${worker}`,
       severity: 'error',

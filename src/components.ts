@@ -5,7 +5,7 @@ import { createDispatcher } from './delivery/runtime/dispatcher.ts';
 import { gitMount } from './transport/git/smartHttp.ts';
 import { pushRecorder } from './pushes/recorder.ts';
 import { createImportRunner } from './import/runner.ts';
-import { createMirrorRunner } from './mirrors/runner.ts';
+import { createMirrorRunner } from './pullMirrors/runner.ts';
 import { uiMount } from './ui/index.ts';
 import { pushMirrorWorker } from './pushMirrors/worker.ts';
 

@@ -33,7 +33,7 @@ export const SIGNAL = {
   /** Push mirrors became due (created, a push recorded, "sync now"): the push-mirror worker claims. */
   pushMirrors: 'push-mirrors',
   /** Pull mirrors became due: the mirror runner claims. */
-  mirrors: 'mirrors',
+  pullMirrors: 'pull-mirrors',
   /** A pull mirror was cut over (its repository id): the runner stops its sync if it runs here. */
   mirrorStop: 'mirror-stop',
 } as const;
@@ -47,7 +47,7 @@ export function wake(services: Pick<Services, 'signals'>) {
     importCancel: (jobId: number) => void signals.emit(SIGNAL.importCancel, jobId),
     pushRecords: () => void signals.emit(SIGNAL.pushRecords),
     pushMirrors: () => void signals.emit(SIGNAL.pushMirrors),
-    mirrors: () => void signals.emit(SIGNAL.mirrors),
+    pullMirrors: () => void signals.emit(SIGNAL.pullMirrors),
     mirrorStop: (repositoryId: number) => void signals.emit(SIGNAL.mirrorStop, repositoryId),
   };
 }

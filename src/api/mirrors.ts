@@ -1,5 +1,5 @@
-import { findMirror } from '../mirrors/state.ts';
-import { queueSync, stopMirroring } from '../mirrors/cutover.ts';
+import { findMirror } from '../pullMirrors/state.ts';
+import { queueSync, stopMirroring } from '../pullMirrors/cutover.ts';
 import { repositoryById } from '../domain/repos.ts';
 import { presentMirror, presentRepository } from './present.ts';
 import { route, type Answer, type Route } from './route.ts';

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Repository } from '../domain/repos.ts';
-import { formatInterval, NEVER, type Mirror } from '../mirrors/state.ts';
+import { formatInterval, NEVER, type Mirror } from '../pullMirrors/state.ts';
 import type { Answer } from './route.ts';
 import type { MirrorSchema, RepositorySchema } from './schemas.ts';
 

@@ -1,6 +1,6 @@
 import { presentMirror, presentRepository } from './present.ts';
 import { deleteRepository } from '../domain/repos.ts';
-import { findMirror } from '../mirrors/state.ts';
+import { findMirror } from '../pullMirrors/state.ts';
 import { route, type Answer, type Route } from './route.ts';
 import { RepositorySchema } from './schemas.ts';
 

@@ -8,7 +8,7 @@ import { linkObject } from '../lfs/links.ts';
 import type { ImportJob } from './jobs.ts';
 import type { LfsPointer } from '../remote/lfsScan.ts';
 import type { MissingObject } from '../remote/lfsFetch.ts';
-import { insertMirror } from '../mirrors/state.ts';
+import { insertMirror } from '../pullMirrors/state.ts';
 import type { Knex } from 'knex';
 import type { Repository } from '../domain/repos.ts';
 import { recordOrgEvents } from '../events/outbox.ts';

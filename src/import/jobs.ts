@@ -13,7 +13,7 @@ import { bareHost, parseSourceUrl, SourceUrlError, type Credentials } from '../r
 import { sealCredentials } from '../secrets/credentials.ts';
 import { conflict, validationFailed, type WharfError } from '../errors/wharfError.ts';
 import type { ImportRequest } from './input.ts';
-import { DEFAULT_INTERVAL_MS, parseInterval } from '../mirrors/state.ts';
+import { DEFAULT_INTERVAL_MS, parseInterval } from '../pullMirrors/state.ts';
 import { raiseImportEnded } from './events.ts';
 import { wake, type DomainContext } from '../services.ts';
 import { insertedId } from '../db/results.ts';

@@ -1,4 +1,4 @@
-import { STAGING } from '../../mirrors/refs.ts';
+import { STAGING } from '../../pullMirrors/refs.ts';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
@@ -38,7 +38,7 @@ function backendOptions(hooksDir: string): string[] {
   return [
     ...['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true'],
     ...['-c', 'http.receivepack=true', '-c', 'http.uploadpack=true', '-c', 'uploadpack.allowFilter=true'],
-    // A pull mirror's staged refs (src/mirrors/refs.ts) are never advertised, fetched or pushed to.
+    // A pull mirror's staged refs (src/pullMirrors/refs.ts) are never advertised, fetched or pushed to.
     ...['-c', `transfer.hideRefs=${STAGING}`],
   ];
 }

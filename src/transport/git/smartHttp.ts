@@ -8,7 +8,7 @@ import { runHttpBackend } from './cgi.ts';
 import { BackendSlots, readNegotiation } from './backendLimits.ts';
 import { readWhole } from '../../http/deadlines.ts';
 import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
-import { findMirror } from '../../mirrors/state.ts';
+import { findMirror } from '../../pullMirrors/state.ts';
 import { newPushLog, preparePushLogs } from '../../pushes/log.ts';
 import { landPush } from '../../pushes/land.ts';
 import { createOnFirstPush } from '../../domain/firstPush.ts';

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import type { Mirror } from '../../mirrors/state.ts';
-import { formatInterval, NEVER } from '../../mirrors/state.ts';
+import type { Mirror } from '../../pullMirrors/state.ts';
+import { formatInterval, NEVER } from '../../pullMirrors/state.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
 import { timeTag } from '../format.ts';

@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
-import { findMirror } from '../../mirrors/state.ts';
-import { queueSync, stopMirroring } from '../../mirrors/cutover.ts';
+import { findMirror } from '../../pullMirrors/state.ts';
+import { queueSync, stopMirroring } from '../../pullMirrors/cutover.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';

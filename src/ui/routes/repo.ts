@@ -12,7 +12,7 @@ import { plural, shortSha, timeTag } from '../format.ts';
 import { visibilityBadge } from './home.ts';
 import { failingPushRecords } from '../../pushes/records.ts';
 import { parkedPushRecords } from '../../pushes/parking.ts';
-import { findMirror } from '../../mirrors/state.ts';
+import { findMirror } from '../../pullMirrors/state.ts';
 import { mirrorCard } from '../pages/mirror.ts';
 
 const SHOWN_REFS = 50;

@@ -61,7 +61,7 @@ export function createMirrorRunner(services: Services, runnerOptions: MirrorRunn
     giveBack: (id) => releaseMirror(db, id, owner),
     slots: options.slots,
     wakeOn: {
-      signals: [[signals, SIGNAL.mirrors]],
+      signals: [[signals, SIGNAL.pullMirrors]],
       listen: isPostgres(db) ? { databaseUrl: config.databaseUrl, channel: MIRROR_CHANNEL, what: 'mirror sync', log } : undefined,
       pollMs: options.pollMs,
     },

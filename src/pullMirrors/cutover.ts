@@ -18,7 +18,7 @@ const WAIT_FOR_MOVE_MS = 30_000;
 export async function queueSync(services: Services, repo: Repository): Promise<Mirror> {
   const mirror = await requestSync(services.db, repo.id);
   if (!mirror) throw conflict(`${repo.org}/${repo.name} is not a mirror`);
-  wake(services).mirrors();
+  wake(services).pullMirrors();
   if (isPostgres(services.db)) await services.db.raw(`NOTIFY ${MIRROR_CHANNEL}`).catch((err) => services.log.warn({ err }, 'could not announce a mirror sync'));
   return mirror;
 }
