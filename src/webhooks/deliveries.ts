@@ -113,7 +113,7 @@ export async function deliveryBodies(db: Db, rows: { id: number; event_id: numbe
 }
 
 /** One attempt as the delivery detail shows it. */
-export interface AttemptRecord {
+export interface AttemptDetail {
   attempt: number;
   started_at: number;
   duration_ms: number;
@@ -144,7 +144,7 @@ export async function findDelivery(db: Db, webhookId: number, id: number): Promi
 }
 
 /** Every attempt of a delivery, first first. */
-export async function attemptsOf(db: Db, deliveryId: number): Promise<AttemptRecord[]> {
+export async function attemptsOf(db: Db, deliveryId: number): Promise<AttemptDetail[]> {
   const rows: AttemptRow[] = await db('delivery_attempts').where('delivery_id', deliveryId).orderBy('attempt').orderBy('id');
   return rows.map((r) => ({
     attempt: Number(r.attempt),

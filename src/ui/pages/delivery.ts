@@ -4,7 +4,7 @@ import { csrfField } from '../layout.ts';
 import { breakable, timeTag } from '../format.ts';
 import type { Delivery } from '../../webhooks/deliveries.ts';
 import type { DeliverySummary } from '../../webhooks/summaries.ts';
-import type { AttemptRecord } from '../../webhooks/deliveries.ts';
+import type { AttemptDetail } from '../../webhooks/deliveries.ts';
 
 /** Where a delivery stands, in words: the badge, its colour, and the attempt line beside it. */
 export interface DeliveryState {
@@ -117,7 +117,7 @@ function pre(text: string, label: string): SafeHtml {
 export function deliveryDetail(
   ctx: Context,
   d: DeliverySummary,
-  attempts: AttemptRecord[],
+  attempts: AttemptDetail[],
   body: string | null,
   redeliverAction: string,
   scheduleLength: number,
