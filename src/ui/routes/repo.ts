@@ -17,12 +17,25 @@ import { mirrorCard } from '../pages/mirror.ts';
 
 const SHOWN_REFS = 50;
 
+/** The tabs of a repository's pages, each the first page of a part (history opens on the default branch). */
+export type RepoTab = 'code' | 'issues' | 'pulls' | 'commits' | 'branches' | 'tags' | 'releases' | 'settings';
+
 /** The title block and tabs shared by a repository's pages. */
-export function repoHeader(repo: RepoRecord, owner: boolean, active: 'code' | 'settings'): SafeHtml {
+export function repoHeader(repo: RepoRecord, owner: boolean, active: RepoTab): SafeHtml {
   const base = `/${repo.org}/${repo.name}`;
+  const tabs: Array<[RepoTab, string, string]> = [
+    ['code', 'Code', base],
+    ['issues', 'Issues', `${base}/issues`],
+    ['pulls', 'Pull requests', `${base}/pulls`],
+    ['commits', 'Commits', `${base}/commits/${encodeURIComponent(repo.default_branch)}`],
+    ['branches', 'Branches', `${base}/branches`],
+    ['tags', 'Tags', `${base}/tags`],
+    ['releases', 'Releases', `${base}/releases`],
+  ];
+  if (owner) tabs.push(['settings', 'Settings · Webhooks', `${base}/settings/hooks`]);
   return html`<div class="heading"><h1><a href="/${repo.org}">${repo.org}</a> / <a href="${base}">${repo.name}</a> ${visibilityBadge(repo.visibility)}</h1></div>
   ${repo.description ? html`<p class="muted">${repo.description}</p>` : ''}
-  <nav class="tabs"><a href="${base}" ${active === 'code' ? html`aria-current="page"` : ''}>Code</a>${owner ? html`<a href="${base}/settings/hooks" ${active === 'settings' ? html`aria-current="page"` : ''}>Settings · Webhooks</a>` : ''}</nav>`;
+  <nav class="tabs" aria-label="Repository">${tabs.map(([tab, label, href]) => html`<a href="${href}" ${active === tab ? html`aria-current="page"` : ''}>${label}</a>`)}</nav>`;
 }
 
 function refList(title: string, refs: RefInfo[]) {
