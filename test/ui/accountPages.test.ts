@@ -109,7 +109,7 @@ t.test('members: an owner adds, promotes, demotes and removes; the last owner st
   const w = await startUiWharf(t);
   const ann = await buildUser(w, 'ann', { org: 'acme', role: 'owner' });
   const bob = await buildUser(w, 'bob');
-  await buildUser(w, 'sam', { org: 'other', role: 'owner' });
+  const sam = await buildUser(w, 'sam', { org: 'other', role: 'owner' });
   const { browser } = await openBrowser(t);
   const page = await signedIn(browser, w, ann.token);
 
@@ -170,12 +170,7 @@ t.test('members: an owner adds, promotes, demotes and removes; the last owner st
   );
 
   // Another organization's owner gets the 404 of an organization they cannot see.
-  const samPage = await signedIn(
-    browser,
-    w,
-    (await w.api('POST', '/api/v1/user/tokens', { token: (await buildUser(w, 'zed', { org: 'other', role: 'member' })).token, body: { name: 'x' } })).body
-      .token,
-  );
+  const samPage = await signedIn(browser, w, sam.token);
   const hidden = await samPage.goto(`${w.url}/-/orgs/acme/members`);
   t.equal(hidden!.status(), 404, 'outsiders get a 404');
 
@@ -263,4 +258,35 @@ t.test('New repository (then git push to it) and New organization (site administ
   });
   t.equal(hidden.status(), 404, 'an organization one is not in is not found');
   t.equal((await w.api('GET', '/api/v1/repos/acme/sneaky')).status, 404, 'nothing made');
+});
+
+t.test('bad input to every form of these pages is a 4xx page and writes nothing', async (t) => {
+  const w = await startUiWharf(t);
+  await buildUser(w, 'bob', { org: 'demo', role: 'member' });
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  const csrf = await page.inputValue('header form input[name=_csrf]');
+  const db = w.running.services.db;
+  const counts = async () => {
+    const tables = ['access_tokens', 'memberships', 'orgs', 'repositories'];
+    return Promise.all(tables.map(async (table) => `${table}:${(await db(table).count({ n: '*' }))[0].n}`));
+  };
+  const before = await counts();
+  const junk = ['', 'a\u0000b', 'x'.repeat(5000), '../etc', '-dash', 'é'.repeat(101)];
+  const forms: [string, string[]][] = [
+    ['/-/tokens', ['name', 'expiry']],
+    ['/-/orgs/demo/members', ['login', 'role']],
+    ['/-/orgs/demo/members/bob/role', ['role']],
+    ['/-/orgs/demo/members/nobody/remove', []],
+    ['/-/new', ['org', 'name', 'description', 'visibility']],
+    ['/-/orgs/new', ['name']],
+  ];
+  for (const [action, fields] of forms)
+    for (const value of junk) {
+      const form: Record<string, string> = { _csrf: csrf };
+      for (const field of fields) form[field] = value;
+      const answer = await page.request.post(`${w.url}${action}`, { form, maxRedirects: 0 });
+      t.ok(answer.status() >= 400 && answer.status() < 500, `POST ${action} with ${JSON.stringify(value.slice(0, 12))}: ${answer.status()}`);
+    }
+  t.same(await counts(), before, 'nothing was written');
 });

@@ -7,6 +7,7 @@ import { createRepository, findRepository, VISIBILITIES, type Visibility } from 
 import { isValidName, NAME_RULE } from '../../domain/names.ts';
 import { NEW_REPOSITORY } from '../../domain/inputs/repos.ts';
 import { WharfError } from '../../errors/wharfError.ts';
+import { isBadText } from '../../http/inputGuard.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
@@ -76,8 +77,10 @@ async function createFromForm(services: Services, user: User, values: RepoValues
   const name = nameErrors(values.name);
   if (name.length) errors.name = name;
   if (values.description.length > DESCRIPTION_MAX) errors.description = [`Use at most ${DESCRIPTION_MAX} characters.`];
+  else if (isBadText(values.description)) errors.description = ['Use printable text (no NUL character).'];
   if (!VISIBILITIES.includes(values.visibility as Visibility)) errors.visibility = ['Choose private, internal or public.'];
-  const owned = await ownedOrg(services.db, values.org, user);
+  // A name no organization can have is not looked up (Postgres refuses a NUL in text).
+  const owned = isValidName(values.org) ? await ownedOrg(services.db, values.org, user) : ({ refused: 'not_found' } as const);
   // A forged form naming an organization the user does not own gets the API's refusal, as a page.
   if (owned.refused) throw refusedPage(owned.refused, 'Organization not found', 'Only organization owners may create repositories here');
   if (!errors.name && (await findRepository(services.db, owned.org.name, values.name))) errors.name = [`${owned.org.name}/${values.name} already exists.`];

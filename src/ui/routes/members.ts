@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import { findOrg, findUser, roleIn, type Org, type Role, type User } from '../../domain/accounts.ts';
-import { changeMemberRole, LAST_OWNER, listMembers, memberRole, removeMember, setMemberRole } from '../../domain/members.ts';
+import { changeMemberRole, listMembers, memberRole, removeMember, setMemberRole } from '../../domain/members.ts';
+import { isValidName } from '../../domain/names.ts';
 import { WharfError } from '../../errors/wharfError.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
@@ -99,7 +100,7 @@ async function unlessLastOwner(ctx: Context, back: string, change: () => Promise
     return true;
   } catch (err) {
     if (!(err instanceof WharfError) || err.code !== 'conflict') throw err;
-    redirectWithFlash(ctx, back, `${LAST_OWNER}.`, 'error');
+    redirectWithFlash(ctx, back, `${err.message}.`, 'error');
     return false;
   }
 }
@@ -116,7 +117,8 @@ export function memberRoutes(router: Router, services: Services) {
     const login = (form.get('login') ?? '').trim();
     const role = roleOf(form.get('role'));
     const values = { login, role: role ?? 'member' };
-    const user = login ? await findUser(db, login) : undefined;
+    // A login no user can have is not looked up (Postgres refuses a NUL in text).
+    const user = isValidName(login) ? await findUser(db, login) : undefined;
     const errors: FieldErrors = {};
     if (!login) errors.login = ['Enter a login.'];
     else if (!user) errors.login = ['No user has this login.'];

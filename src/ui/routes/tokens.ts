@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import type { User } from '../../domain/accounts.ts';
 import { issueToken, listTokens, revokeToken, type IssuedToken } from '../../domain/tokens.ts';
+import { isBadText } from '../../http/inputGuard.ts';
 import { clearCookie } from '../cookies.ts';
 import { postedForm, redirectWithFlash, SESSION_COOKIE, ui } from '../context.ts';
 import { PageError } from '../errors.ts';
@@ -102,6 +103,7 @@ export function tokenRoutes(router: Router, services: Services) {
     const expiry = EXPIRIES.find((e) => e.value === values.expiry);
     if (!values.name) errors.name = ['Enter a name.'];
     else if (values.name.length > NAME_MAX) errors.name = [`Use at most ${NAME_MAX} characters.`];
+    else if (isBadText(values.name)) errors.name = ['Use printable text (no NUL character).'];
     // As Gitea: names are unique among one's live tokens, so the list tells them apart and a resent form makes no second token.
     else if ((await listTokens(db, user.id)).some((t) => t.name === values.name)) errors.name = ['You already have a token with this name.'];
     if (!expiry) errors.expiry = ['Choose one of the offered lifetimes.'];
