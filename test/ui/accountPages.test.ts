@@ -186,7 +186,8 @@ t.test('New repository (then git push to it) and New organization (site administ
   const { browser, page } = await openBrowser(t);
   await signIn(page, w);
 
-  // New organization, from the start page.
+  // New organization, from the start page (its buttons fit beside the heading).
+  await expectAccessible(t, page, 'home-admin');
   await Promise.all([page.waitForURL(`${w.url}/-/orgs/new`), page.click('a[href="/-/orgs/new"]')]);
   await expectAccessible(t, page, 'new-org');
   await page.fill('#org-name', '-bad');
@@ -211,8 +212,9 @@ t.test('New repository (then git push to it) and New organization (site administ
   t.equal(forged.status(), 403);
   t.equal((await w.api('GET', '/api/v1/orgs/sneaky/repos')).status, 404, 'no organization made');
 
-  // New repository, from the organization page, as its owner.
+  // New repository, from the organization page, as its owner (four buttons beside the heading).
   await annPage.goto(`${w.url}/acme`);
+  await expectAccessible(t, annPage, 'org-owner');
   await Promise.all([annPage.waitForURL(`${w.url}/-/new?org=acme`), annPage.click('a[href="/-/new?org=acme"]')]);
   await expectAccessible(t, annPage, 'new-repo');
   await annPage.fill('#repo-name', 'bad..name');
