@@ -5,6 +5,7 @@ import { mountRoutes } from './mount.ts';
 import { livenessRoutes } from './liveness.ts';
 import { userRoutes } from './user.ts';
 import { orgRoutes } from './orgs.ts';
+import { memberRoutes } from './members.ts';
 import { repoRoutes } from './repos.ts';
 import { mirrorRoutes } from './mirrors.ts';
 import { pushRecordRoutes } from './pushRecords.ts';
@@ -28,6 +29,7 @@ const GROUPS: Route[][] = [
   [openApiRoute(() => API_ROUTES)],
   userRoutes,
   orgRoutes,
+  memberRoutes,
   importRoutes,
   repoRoutes,
   mirrorRoutes,

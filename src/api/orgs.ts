@@ -1,7 +1,7 @@
-import { createOrg, findOrg, findUser, setMembership } from '../domain/accounts.ts';
+import { createOrg, findOrg } from '../domain/accounts.ts';
 import { createRepository, findRepository, listRepositories } from '../domain/repos.ts';
 import { isValidName, NAME_RULE } from '../domain/names.ts';
-import { NEW_MEMBER, NEW_ORG } from '../domain/inputs/orgs.ts';
+import { NEW_ORG } from '../domain/inputs/orgs.ts';
 import { NEW_REPOSITORY } from '../domain/inputs/repos.ts';
 import { conflict, validationFailed } from '../http/errors.ts';
 import { iso, presentRepository } from './present.ts';
@@ -15,18 +15,11 @@ const OrgSchema = {
   properties: { id: ID, name: { type: 'string' }, created_at: TIME },
 } as const;
 
-const MembershipSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['org', 'login', 'role'],
-  properties: { org: { type: 'string' }, login: { type: 'string' }, role: { type: 'string', enum: ['owner', 'member'] } },
-} as const;
-
 function checkName(value: string) {
   if (!isValidName(value)) throw validationFailed([{ path: '/name', message: NAME_RULE }]);
 }
 
-/** Organizations: create (site admin), add members (owner), create and list repositories. */
+/** Organizations: create (site admin), create and list repositories (members: members.ts). */
 export const orgRoutes: Route[] = [
   route({
     id: 'createOrg',
@@ -47,23 +40,6 @@ export const orgRoutes: Route[] = [
       ctx.status = 201;
       ctx.set('Location', `/api/v1/orgs/${org.name}`);
       ctx.body = { id: org.id, name: org.name, created_at: iso(org.created_at) } satisfies Answer<typeof OrgSchema>;
-    },
-  }),
-  route({
-    id: 'addMember',
-    method: 'post',
-    path: '/orgs/{org}/members',
-    summary: 'Add a user to an organization, or change their role',
-    tag: 'organizations',
-    access: 'org:owner',
-    denied: 'Only organization owners may add members',
-    body: NEW_MEMBER,
-    answers: { 200: MembershipSchema },
-    handler: async ({ body }, ctx, { db }) => {
-      const member = await findUser(db, body.login);
-      if (!member) throw validationFailed([{ path: '/login', message: 'no such user' }]);
-      await setMembership(db, ctx.state.org.id, member.id, body.role);
-      ctx.body = { org: ctx.state.org.name, login: member.login, role: body.role } satisfies Answer<typeof MembershipSchema>;
     },
   }),
   route({

@@ -1,25 +1,11 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig, npmBannerOnStdout } from '../config.ts';
-import type { Db } from '../db/connect.ts';
+import { npmBannerOnStdout } from '../config.ts';
 import { createOrg, createUser, findOrg, findUser, setMembership } from '../domain/accounts.ts';
 import { issueToken } from '../domain/tokens.ts';
-import { isValidName, NAME_RULE } from '../domain/names.ts';
+import { orgMemberCommands } from './orgMembers.ts';
+import { tokenRevokeCommand } from './tokenRevoke.ts';
 import { parseDuration } from '../util/duration.ts';
-import { CliError, openServerDb, type RunWrapper } from './common.ts';
-
-async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
-  const db = await openServerDb(loadConfig());
-  try {
-    return await work(db);
-  } finally {
-    await db.destroy();
-  }
-}
-
-function nameArg(value: string): string {
-  if (!isValidName(value)) throw new InvalidArgumentError(`a name ${NAME_RULE}`);
-  return value;
-}
+import { CliError, nameArg, withDb, type RunWrapper } from './common.ts';
 
 function durationArg(value: string): number {
   const ms = parseDuration(value);
@@ -27,7 +13,7 @@ function durationArg(value: string): number {
   return ms;
 }
 
-/** `wharf org create`, `wharf user create`, `wharf token create`. */
+/** `wharf org create|add-member|remove-member`, `wharf user create`, `wharf token create|revoke`. */
 export function adminCommands(program: Command, run: RunWrapper) {
   const org = program.command('org').description('organizations');
   org
@@ -43,6 +29,8 @@ export function adminCommands(program: Command, run: RunWrapper) {
         });
       })(),
     );
+
+  orgMemberCommands(org, run);
 
   const user = program.command('user').description('users');
   user
@@ -85,4 +73,5 @@ export function adminCommands(program: Command, run: RunWrapper) {
         });
       })(),
     );
+  tokenRevokeCommand(token, run);
 }

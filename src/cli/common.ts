@@ -1,6 +1,8 @@
 import fs from 'node:fs';
-import type { Config } from '../config.ts';
+import { InvalidArgumentError } from 'commander';
+import { loadConfig, type Config } from '../config.ts';
 import { connect, hasSchema, migrate, sqliteFile, type Db } from '../db/connect.ts';
+import { isValidName, NAME_RULE } from '../domain/names.ts';
 
 /** Exit codes of every wharf command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -38,4 +40,20 @@ export async function openServerDb(config: Config): Promise<Db> {
     await db.destroy();
     throw err;
   }
+}
+
+/** Runs `work` on the server's database, closed afterwards. */
+export async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
+  const db = await openServerDb(loadConfig());
+  try {
+    return await work(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** A login, organization or repository name argument; anything else is a usage error. */
+export function nameArg(value: string): string {
+  if (!isValidName(value)) throw new InvalidArgumentError(`a name ${NAME_RULE}`);
+  return value;
 }

@@ -59,3 +59,29 @@ export async function revokeToken(db: Db, userId: number, tokenId: number): Prom
   const n = await db('access_tokens').where({ id: tokenId, user_id: userId }).whereNull('revoked_at').update({ revoked_at: Date.now() });
   return n > 0;
 }
+
+/** A token as its owner's list shows it: never the secret, nor its hash. */
+export interface TokenSummary {
+  id: number;
+  name: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+/** A user's tokens that are not revoked (expired ones included, so their owner sees them end), newest first. */
+export async function listTokens(db: Db, userId: number): Promise<TokenSummary[]> {
+  const rows = await db('access_tokens')
+    .where('user_id', userId)
+    .whereNull('revoked_at')
+    .orderBy('id', 'desc')
+    .select('id', 'name', 'created_at', 'expires_at', 'last_used_at');
+  const time = (v: unknown) => (v === null ? null : Number(v));
+  return rows.map((r) => ({
+    id: Number(r.id),
+    name: r.name,
+    created_at: Number(r.created_at),
+    expires_at: time(r.expires_at),
+    last_used_at: time(r.last_used_at),
+  }));
+}

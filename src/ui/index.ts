@@ -14,6 +14,7 @@ import { repoRoutes } from './routes/repo.ts';
 import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { mirrorRoutes } from './routes/mirror.ts';
+import { accountRoutes } from './routes/accounts.ts';
 
 // Scripts and styles come only from /-/static; pages are never framed and forms post only here.
 const CSP =
@@ -52,6 +53,7 @@ export const uiMount: Mount = (app, services: Services) => {
   router.use(securityHeaders, uiErrors(services), uiState(services), checkCsrf, endDeadSession(services));
   // Fixed /-/ paths first: they would otherwise match /:org/:repo.
   authRoutes(router, services);
+  accountRoutes(router, services);
   importRoutes(router, services);
   importHistoryRoutes(router, services);
   webhookRoutes(router, services, ORG_HOOKS);

@@ -26,6 +26,7 @@ function header(ctx: Context): SafeHtml {
   const { session } = ui(ctx);
   const account = session
     ? html`<a href="/-/import">Import<span class="wide-only"> repository</span></a>
+        <a href="/-/tokens">Tokens</a>
         <span class="who" title="Signed in as ${session.login}"><span class="sr-only">Signed in as </span>${session.login}</span>
         <form method="post" action="/-/logout" class="inline">${csrfField(ctx)}<button type="submit" class="link">Sign out</button></form>`
     : html`<a href="/-/login" class="button">Sign in</a>`;

@@ -12,5 +12,13 @@ export const NEW_MEMBER = {
   properties: { login: NAME, role: { type: 'string', enum: ['owner', 'member'], default: 'member' } },
 } as const;
 
+/** A member's new role. */
+export const MEMBER_ROLE = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['role'],
+  properties: { role: { type: 'string', enum: ['owner', 'member'] } },
+} as const;
+
 export type NewOrg = FromSchema<typeof NEW_ORG>;
 export type NewMember = FromSchema<typeof NEW_MEMBER>;

@@ -41,7 +41,7 @@ export function homeRoutes(router: Router, services: Services) {
     renderPage(
       ctx,
       { title: 'Your organizations' },
-      html`<div class="heading"><h1>Your organizations</h1><a class="button" href="/-/import">Import a repository</a></div>
+      html`<div class="heading"><h1>Your organizations</h1><nav class="org-links" aria-label="Create">${mine.some((o) => o.role === 'owner') ? html`<a class="button" href="/-/new">New repository</a>` : ''}${user.is_admin ? html`<a class="button" href="/-/orgs/new">New organization</a>` : ''}<a class="button" href="/-/import">Import a repository</a></nav></div>
       <section class="card">${orgs}</section>`,
     );
   });
@@ -52,14 +52,15 @@ export function homeRoutes(router: Router, services: Services) {
     // Its owners manage the organization's webhooks (SPEC §5.4) and see its imports.
     const found = await findOrg(services.db, org);
     const user = ui(ctx).user;
-    const owner = found && user ? (await roleIn(services.db, found.id, user)) === 'owner' : false;
+    const role = found && user ? await roleIn(services.db, found.id, user) : null;
+    const owner = role === 'owner';
     const list = repos.length
       ? html`<ul class="list">${repos.map(repoRow)}</ul>`
       : html`<p class="empty">No repositories you can see. ${ui(ctx).user ? html`<a href="/-/import?org=${org}">Import one</a> or push to <code>${services.config.baseUrl}/${org}/&lt;name&gt;.git</code>.` : ''}</p>`;
     renderPage(
       ctx,
       { title: org, crumbs: [{ label: org }] },
-      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span>${owner ? html`<nav class="org-links" aria-label="${org}"><a class="button" href="/-/orgs/${org}/imports">Imports</a><a class="button" href="/-/orgs/${org}/settings/hooks">Webhooks</a></nav>` : ''}</div>
+      html`<div class="heading"><h1>${org}</h1><span class="muted">${plural(repos.length, 'repository', 'repositories')}</span>${role ? html`<nav class="org-links" aria-label="${org}">${owner ? html`<a class="button primary" href="/-/new?org=${org}">New repository</a>` : ''}<a class="button" href="/-/orgs/${org}/members">Members</a>${owner ? html`<a class="button" href="/-/orgs/${org}/imports">Imports</a><a class="button" href="/-/orgs/${org}/settings/hooks">Webhooks</a>` : ''}</nav>` : ''}</div>
       <section class="card">${list}</section>`,
     );
   });
