@@ -1,6 +1,10 @@
 import { readGitRecords } from './bounded.ts';
 
-/** The two sides of a diff: `base` null diffs `head` against nothing (a root commit). Both are full commit ids. */
+/**
+ * The two sides of a diff, full commit ids. `base` null diffs the commit `head` against its
+ * first parent (a merge too), or against nothing for a first commit, without the caller
+ * reading its parents first.
+ */
 export interface DiffSides {
   base: string | null;
   head: string;
@@ -28,7 +32,8 @@ export interface ChangedFiles {
 /** The arguments of a `diff-tree` between the two sides, with its output `format` options. */
 export function diffArgs(sides: DiffSides, format: string[]): string[] {
   const common = ['diff-tree', '-r', '-M', '--no-color', '--no-commit-id', '--no-ext-diff', '--no-textconv', ...format];
-  return sides.base ? [...common, '--end-of-options', sides.base, sides.head, '--'] : [...common, '--root', '--end-of-options', sides.head, '--'];
+  if (sides.base) return [...common, '--end-of-options', sides.base, sides.head, '--'];
+  return [...common, '--root', '--diff-merges=first-parent', '--end-of-options', sides.head, '--'];
 }
 
 /** Files beyond which the list of changed files stops; the rest are only counted. */

@@ -49,9 +49,8 @@ function person(who: { name: string; email: string; time: number }) {
 async function commitPage(ctx: Context, services: Services) {
   const { repo, dir } = await seenRepo(ctx, services);
   const revision = await revisionOr404(dir, repo, ctx.params.rev ?? '');
-  const commit = await commitDetails(dir, revision.commit);
+  const [commit, diff] = await Promise.all([commitDetails(dir, revision.commit), diffView(dir, { base: null, head: revision.commit })]);
   const [first] = commit.parents;
-  const diff = await diffView(dir, { base: first ?? null, head: commit.sha });
   const parents = commit.parents.map((p, i) => html`${i ? ', ' : ''}<a href="${commitHref(repo, p)}"><code class="sha">${shortSha(p)}</code></a>`);
   const mergeNote =
     commit.parents.length > 1
@@ -104,7 +103,7 @@ async function comparePage(ctx: Context, services: Services) {
       html`${repoHeader(repo, repo.access.admin, 'commits')}${status === 404 ? html`<p class="flash error" role="alert">A comparison is written base...head.</p>` : ''}${compareForm(repo)}`,
     );
   }
-  const [base, head] = [await revisionOr404(dir, repo, spec.base), await revisionOr404(dir, repo, spec.head)];
+  const [base, head] = await Promise.all([revisionOr404(dir, repo, spec.base), revisionOr404(dir, repo, spec.head)]);
   // Three dots, as on GitHub: the changes since the two histories parted; two dots: between the two tips.
   const from = spec.threeDots ? await mergeBase(dir, base.commit, head.commit) : base.commit;
   const [commits, diff] = await Promise.all([
