@@ -279,6 +279,11 @@ t.test('addresses that escape or name nothing are 404 pages; private history is 
     t.equal(res.status, 404, `${bad} is a 404`);
     t.match(res.body, '<h1>Not found</h1>', `${bad}: the 404 page`);
   }
+  await buildRepo(w, 'demo', 'empty', 'public');
+  const empty = await rawGet(w, '/demo/empty/commits/main');
+  t.equal(empty.status, 404, 'the Commits tab of an empty repository');
+  t.match(empty.body, 'demo/empty is empty: nothing has been pushed to it yet.');
+  t.match((await rawGet(w, '/demo/empty/branches')).body, 'No branches.');
   // Not written base...head: a 404 with the form that writes it.
   for (const bad of ['compare/..', 'compare/main', 'compare/...main']) {
     const res = await rawGet(w, `/demo/open/${bad}`);
