@@ -14,6 +14,7 @@ import { failingPushRecords } from '../../pushes/records.ts';
 import { parkedPushRecords } from '../../pushes/parking.ts';
 import { findMirror } from '../../pullMirrors/state.ts';
 import { mirrorCard } from '../pages/mirror.ts';
+import { commitHref, refPath } from '../pages/history.ts';
 
 const SHOWN_REFS = 50;
 
@@ -38,11 +39,11 @@ export function repoHeader(repo: RepoRecord, owner: boolean, active: RepoTab): S
   <nav class="tabs" aria-label="Repository">${tabs.map(([tab, label, href]) => html`<a href="${href}" ${active === tab ? html`aria-current="page"` : ''}>${label}</a>`)}</nav>`;
 }
 
-function refList(title: string, refs: RefInfo[]) {
+function refList(repo: RepoRecord, title: string, refs: RefInfo[]) {
   const shown = refs.slice(0, SHOWN_REFS);
   const more = refs.length > SHOWN_REFS ? html`<li class="muted">and ${refs.length - SHOWN_REFS} more</li>` : '';
   return html`<section class="card"><h2>${title} <span class="count">${refs.length}</span></h2>
-  ${refs.length ? html`<ul class="refs">${shown.map((r) => html`<li><span class="ref">${r.name}</span> <code class="sha">${shortSha(r.sha)}</code></li>`)}${more}</ul>` : html`<p class="empty">None.</p>`}</section>`;
+  ${refs.length ? html`<ul class="refs">${shown.map((r) => html`<li><a class="ref" href="/${repo.org}/${repo.name}/tree/${refPath(r.name)}">${r.name}</a> <code class="sha">${shortSha(r.sha)}</code></li>`)}${more}</ul>` : html`<p class="empty">None.</p>`}</section>`;
 }
 
 // Signed out, the section is left out, as it was when the pages read issues through the API (which needs a token).
@@ -84,7 +85,7 @@ export function repoRoutes(router: Router, services: Services) {
     const history = branch
       ? html`<section class="card"><h2>Recent commits on <span class="ref">${branch.name}</span></h2><ul class="list commits">${commits.map(
           (c) =>
-            html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> ${c.subject}</span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
+            html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> <a href="${commitHref(repo, c.sha)}">${c.subject}</a></span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
         )}</ul></section>`
       : html`<section class="card push-help"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre>
         <p>When git asks for credentials, give any user name and an access token as the password (the token you signed in with, or a new one from <code>wharf token create &lt;login&gt;</code>). Pushing needs membership of ${repo.org}.</p></section>`;
@@ -94,7 +95,7 @@ export function repoRoutes(router: Router, services: Services) {
       html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}${mirror ? mirrorCard(ctx, `/${repo.org}/${repo.name}`, mirror, owner) : ''}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><textarea id="clone-url" class="copy-field" readonly rows="1" spellcheck="false">${repo.clone_url}</textarea><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
-      <div class="columns"><div>${history}${issues}</div><div>${refList('Branches', refs.branches)}${refList('Tags', refs.tags)}</div></div>`,
+      <div class="columns"><div>${history}${issues}</div><div>${refList(repo, 'Branches', refs.branches)}${refList(repo, 'Tags', refs.tags)}</div></div>`,
     );
   });
 }
