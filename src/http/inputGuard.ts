@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { badRequest, validationFailed, type ErrorDetail } from './errors.ts';
+import { badRequest, notFound, validationFailed, type ErrorDetail } from './errors.ts';
 
 // A NUL, or a UTF-16 surrogate without its pair (what a JSON "\ud800" or a bad
 // %-escape decodes to). Postgres refuses both in text while SQLite would store
@@ -23,12 +23,14 @@ function decodeComponent(value: string, plus: boolean): string | undefined {
 
 /**
  * Refuses, before any route runs, a request whose path or query string decodes to
- * invalid UTF-8 or holds a NUL byte: a 400 with SPEC §4's body. Routes then only ever
- * see text that both databases store alike.
+ * invalid UTF-8 or holds a NUL byte, with SPEC §4's body: a 404 for the path (no
+ * repository, ref or file can have such a name, so nothing is at that address, as for
+ * `..` in a file page's path), a 400 for the query string. Routes then only ever see
+ * text that both databases store alike.
  */
 export async function refuseBadInput(ctx: Context, next: Next) {
   if (ctx.path.split('/').some((segment) => decodeComponent(segment, false) === undefined)) {
-    throw badRequest('The path is not valid UTF-8 or holds a NUL byte');
+    throw notFound('Nothing is at this address: the path is not valid UTF-8 or holds a NUL byte');
   }
   const query = ctx.querystring;
   if (query && query.split('&').some((pair) => pair.split('=').some((part) => decodeComponent(part, true) === undefined))) {

@@ -290,10 +290,10 @@ t.test('addresses that escape or name nothing are 404 pages; private history is 
     t.equal(res.status, 404, `${bad} is a 404`);
     t.match(res.body, 'A comparison is written base...head', `${bad}: says how to write one`);
   }
-  // A NUL or bytes that are not UTF-8 are refused site-wide before any page runs (http/inputGuard.ts).
+  // A NUL or bytes that are not UTF-8 name nothing: a 404 site-wide before any page runs (http/inputGuard.ts).
   for (const bad of ['commits/%00', 'commits/main%00', 'commit/%ff', 'compare/main...%00']) {
     const res = await rawGet(w, `/demo/open/${bad}`);
-    t.equal(res.status, 400, `${bad} is refused`);
+    t.equal(res.status, 404, `${bad} is not found`);
   }
   const other = await buildUser(w, 'olga', { org: 'rivals', role: 'owner' });
   const { page } = await openBrowser(t);
