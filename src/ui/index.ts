@@ -14,6 +14,7 @@ import { repoRoutes } from './routes/repo.ts';
 import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { mirrorRoutes } from './routes/mirror.ts';
+import { trackerRoutes } from './routes/tracker.ts';
 
 // Scripts and styles come only from /-/static; pages are never framed and forms post only here.
 const CSP =
@@ -58,6 +59,7 @@ export const uiMount: Mount = (app, services: Services) => {
   deliveryRoutes(router, services, ORG_HOOKS);
   homeRoutes(router, services);
   repoRoutes(router, services);
+  trackerRoutes(router, services);
   webhookRoutes(router, services);
   deliveryRoutes(router, services);
   mirrorRoutes(router, services);
