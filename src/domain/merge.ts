@@ -28,6 +28,17 @@ async function isAncestor(dir: string, ancestor: string, descendant: string): Pr
   }
 }
 
+/** True when the two commits have a common ancestor (git merge-base's exit status 1 is "none"). */
+async function shareHistory(dir: string, a: string, b: string): Promise<boolean> {
+  try {
+    await git(['merge-base', a, b], { cwd: dir });
+    return true;
+  } catch (err) {
+    if (gitExitCode(err) === 1) return false;
+    throw err;
+  }
+}
+
 /** The tree of merging `head` into `base` (written without a work tree: git ≥ 2.38 `merge-tree --write-tree`), or null when they conflict. */
 async function mergedTree(dir: string, base: string, head: string): Promise<string | null> {
   try {
@@ -58,12 +69,13 @@ export type MergeState =
   | { kind: 'closed' }
   | { kind: 'branch_missing'; branch: string }
   | { kind: 'up_to_date' }
+  | { kind: 'unrelated' }
   | { kind: 'conflicts' }
   | { kind: 'mergeable'; fastForward: boolean; head: string; base: string };
 
 /**
  * Whether mergePull would merge the pull request now and how (without moving anything):
- * already merged, closed, a branch gone, nothing to merge, conflicts, or mergeable (a
+ * already merged, closed, a branch gone, nothing to merge, no shared history, conflicts, or mergeable (a
  * fast-forward or a merge commit), with the tips it would merge.
  */
 export async function mergeState(services: Services, repo: Repository, pull: PullRequest): Promise<MergeState> {
@@ -75,6 +87,7 @@ export async function mergeState(services: Services, repo: Repository, pull: Pul
   if (!head || !base) return { kind: 'branch_missing', branch: !head ? pull.head_ref : pull.base_ref };
   if (await isAncestor(dir, head, base)) return { kind: 'up_to_date' };
   if (await isAncestor(dir, base, head)) return { kind: 'mergeable', fastForward: true, head, base };
+  if (!(await shareHistory(dir, base, head))) return { kind: 'unrelated' };
   return (await mergedTree(dir, base, head)) === null ? { kind: 'conflicts' } : { kind: 'mergeable', fastForward: false, head, base };
 }
 
@@ -106,6 +119,8 @@ export async function mergePull(
   if (expectedHeadSha !== undefined && expectedHeadSha !== head) throw conflict('Head branch was modified; review and try the merge again');
   if (await isAncestor(dir, head, base)) throw conflict(`${pull.base_ref} already contains every commit of ${pull.head_ref}`);
   const fastForward = await isAncestor(dir, base, head);
+  // merge-tree refuses unrelated histories with a failure, not its "conflicts" answer: said first, as a conflict.
+  if (!fastForward && !(await shareHistory(dir, base, head))) throw conflict(`${pull.head_ref} and ${pull.base_ref} share no history`);
   const sha = fastForward ? head : await writeMergeCommit(dir, pull, base, head, sender, new URL(config.baseUrl).hostname);
   const ref = `refs/heads/${pull.base_ref}`;
   // Computed before the ref moves, while every other ref is as it was "before the push".

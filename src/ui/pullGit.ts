@@ -1,4 +1,4 @@
-import { git } from '../git/run.ts';
+import { git, gitExitCode } from '../git/run.ts';
 
 /** One commit of a pull request. */
 export interface PullCommit {
@@ -41,10 +41,22 @@ export async function pullCommits(dir: string, base: string, head: string): Prom
   return { commits: commits.slice(0, PULL_READ_LIMIT).reverse(), more };
 }
 
-/** The files `head` changes since it forked from `base` (git diff --numstat base...head), in path order. */
-export async function pullFiles(dir: string, base: string, head: string): Promise<ChangedFile[]> {
+/** The commit `head` forked from `base` at, or null when they share no history (git merge-base's exit status 1). */
+async function forkPoint(dir: string, base: string, head: string): Promise<string | null> {
+  try {
+    return (await git(['merge-base', base, head], { cwd: dir })).trim();
+  } catch (err) {
+    if (gitExitCode(err) === 1) return null;
+    throw err;
+  }
+}
+
+/** The files `head` changes since it forked from `base` (git diff --numstat of the fork point and head), in path order; null when they share no history. */
+export async function pullFiles(dir: string, base: string, head: string): Promise<ChangedFile[] | null> {
   requireIds(base, head);
-  const out = await git(['diff', '--numstat', '-z', '--no-renames', `${base}...${head}`, '--'], { cwd: dir });
+  const fork = await forkPoint(dir, base, head);
+  if (fork === null) return null;
+  const out = await git(['diff', '--numstat', '-z', '--no-renames', fork, head, '--'], { cwd: dir });
   const files: ChangedFile[] = [];
   for (const record of out.split('\0')) {
     const match = /^(-|\d+)\t(-|\d+)\t([\s\S]+)$/.exec(record);

@@ -254,3 +254,45 @@ t.test('bad numbers and tags are 404 pages, never errors', async (t) => {
   const list = await fetch(`${w.url}/demo/widgets/issues?state=bogus&before=-3`);
   t.equal(list.status, 200, 'an unknown state or cursor shows the open list');
 });
+
+t.test('a pull request that cannot merge says why, as the API’s merge decides, and offers no button', async (t) => {
+  const w = await startUiWharf(t);
+  await buildRepo(w, 'demo', 'widgets', 'public');
+  const g = gitClient(t);
+  const work = path.join(g.dir, 'w');
+  await g.ok(['init', '-q', work]);
+  await g.commit(work, 'Start', { 'a.txt': 'one\n' });
+  await g.ok(['checkout', '-q', '-b', 'clash'], { cwd: work });
+  await g.commit(work, 'Say two', { 'a.txt': 'two\n' });
+  await g.ok(['checkout', '-q', 'main'], { cwd: work });
+  await g.commit(work, 'Say three', { 'a.txt': 'three\n' });
+  await g.ok(['checkout', '-q', '--orphan', 'stranger'], { cwd: work });
+  await g.commit(work, 'Elsewhere', { 'b.txt': 'b\n' });
+  await g.ok(['push', '-q', repoUrl(w, 'demo/widgets', w.adminToken), 'main', 'clash', 'stranger'], { cwd: work });
+  for (const head of ['clash', 'stranger']) await w.api('POST', '/api/v1/repos/demo/widgets/pulls', { body: { title: `From ${head}`, head } });
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  const cases: Array<[number, string]> = [
+    [1, 'has conflicts with main'],
+    [2, 'share no history'],
+  ];
+  for (const [number, why] of cases) {
+    const res = await page.goto(`${w.url}/demo/widgets/pulls/${number}`);
+    t.equal(res!.status(), 200, `#${number} shows`);
+    t.match(await page.textContent('.merge-box'), why, `#${number}: ${why}`);
+    t.notOk(await page.isVisible('button:has-text("Merge pull request")'), `#${number}: no Merge button`);
+    const merge = await w.api('PUT', `/api/v1/repos/demo/widgets/pulls/${number}/merge`);
+    t.equal(merge.status, 409, `#${number}: the API refuses the merge too`);
+  }
+  t.match(await page.textContent('main'), 'share no history: there is nothing to compare', 'no files to list');
+  await expectAccessible(t, page, 'pull-unrelated');
+  // A member closes it from its page; a merged one could not be reopened, a closed one can.
+  await page.click('button:has-text("Close pull request")');
+  await page.waitForSelector('.flash');
+  t.equal(await page.textContent('.thread-head .result'), 'Closed');
+  t.match(await page.textContent('.merge-box'), 'closed without being merged');
+  await page.click('button:has-text("Reopen pull request")');
+  await page.waitForSelector('.flash');
+  t.equal(await page.textContent('.thread-head .result'), 'Open');
+  t.same(await w.running.services.db('events').where({ type: 'pull_request' }).orderBy('id').pluck('action'), ['opened', 'opened', 'closed', 'reopened']);
+});

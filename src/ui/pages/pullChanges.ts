@@ -22,7 +22,9 @@ function counts(f: ChangedFile): SafeHtml {
 }
 
 /** The files a pull request changes with their line counts; the diff itself is on the compare page. */
-export function filesCard(compareHref: string, files: ChangedFile[]): SafeHtml {
+export function filesCard(compareHref: string, files: ChangedFile[] | null): SafeHtml {
+  if (files === null)
+    return html`<section class="card" aria-labelledby="files-heading"><h2 id="files-heading">Files changed</h2><p class="empty">The branches share no history: there is nothing to compare.</p></section>`;
   const shown = files.slice(0, PULL_READ_LIMIT);
   const list = files.length
     ? html`<ul class="list files">${shown.map((f) => html`<li class="row"><code class="path">${f.path}</code><span>${counts(f)}</span></li>`)}</ul>`
@@ -43,6 +45,8 @@ export function mergeText(pull: PullRequest, state: MergeState): { kind: 'ok' | 
       return { kind: 'bad', text: `Branch ${state.branch} no longer exists: this pull request cannot be merged.` };
     case 'up_to_date':
       return { kind: 'wait', text: `${pull.base_ref} already contains every commit of ${pull.head_ref}: there is nothing to merge.` };
+    case 'unrelated':
+      return { kind: 'bad', text: `${pull.head_ref} and ${pull.base_ref} share no history: they cannot be merged.` };
     case 'conflicts':
       return { kind: 'bad', text: `This branch has conflicts with ${pull.base_ref} that must be resolved before it can be merged.` };
     case 'mergeable':
