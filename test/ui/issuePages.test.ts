@@ -100,7 +100,9 @@ t.test('a member opens, comments on, closes and reopens an issue, and merges a p
   t.match(commits[0], 'Greet in English', 'oldest first');
   t.match(commits[1], 'Greet in Welsh too');
   t.ok(await page.isVisible(`a[href="/demo/widgets/commit/${opened.body.head.sha}"]`), 'each commit links to its page');
-  const files = await page.$$eval('.files li', (lis) => lis.map((li) => Array.from(li.children, (c) => c.textContent!.trim()).join(' ')));
+  const files = await page.$$eval('.files li', (lis) =>
+    lis.map((li) => [li.querySelector('.path'), ...li.querySelectorAll('.added, .removed')].map((e) => e!.firstChild!.textContent).join(' ')),
+  );
   t.same(files, ['frame.txt +1 −0', 'src/greet.txt +2 −0'], 'files changed with their counts');
   t.ok(await page.isVisible(`a[href="/demo/widgets/compare/${opened.body.base.sha}...${opened.body.head.sha}"]`), 'the full diff is on the compare page');
   t.match(await page.textContent('.merge-box'), 'Can be merged with a merge commit into main');
@@ -253,6 +255,27 @@ t.test('bad numbers and tags are 404 pages, never errors', async (t) => {
   }
   const list = await fetch(`${w.url}/demo/widgets/issues?state=bogus&before=-3`);
   t.equal(list.status, 200, 'an unknown state or cursor shows the open list');
+
+  // Lists come a page at a time, newest first, with a link to the older ones.
+  for (let n = 1; n <= 27; n++) await w.api('POST', '/api/v1/repos/demo/widgets/issues', { body: { title: `Issue number ${n}` } });
+  const { page } = await openBrowser(t);
+  await signIn(page, w);
+  await page.goto(`${w.url}/demo/widgets/issues`);
+  const titles = () => page.$$eval('main .list a.strong', (as) => as.map((a) => a.textContent));
+  const first = await titles();
+  t.same([first.length, first[0], first.at(-1)], [25, 'Issue number 27', 'Issue number 3'], 'the newest 25');
+  await page.click('text=Older');
+  t.same(await titles(), ['Issue number 2', 'Issue number 1'], 'then the rest');
+  t.notOk(await page.isVisible('text=Older'), 'and no further link');
+
+  // An empty comment is refused with a message, nothing added.
+  await page.goto(`${w.url}/demo/widgets/issues/1`);
+  await page.evaluate(() => document.querySelector('#comment-body')!.removeAttribute('required'));
+  await page.fill('#comment-body', '  \n ');
+  await page.click('button:has-text("Comment")');
+  await page.waitForSelector('.flash.error');
+  t.match(await page.textContent('.flash.error'), 'The comment was not added', 'an empty comment is refused');
+  t.equal(Number((await w.running.services.db('comments').count({ n: '*' }))[0].n), 0, 'nothing added');
 });
 
 t.test('a pull request that cannot merge says why, as the API’s merge decides, and offers no button', async (t) => {

@@ -1,7 +1,7 @@
 import type { MergeState } from '../../domain/merge.ts';
 import type { PullRequest } from '../../domain/pulls.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { plural, shortSha, timeTag } from '../format.ts';
+import { shortSha, timeTag } from '../format.ts';
 import { PULL_READ_LIMIT, type ChangedFile, type PullCommit } from '../pullGit.ts';
 
 /** The commits of a pull request, oldest first, each linking to its commit page. */
@@ -18,7 +18,7 @@ export function commitsCard(base: string, commits: PullCommit[], more: boolean):
 
 function counts(f: ChangedFile): SafeHtml {
   if (f.added === null) return html`<span class="muted">binary</span>`;
-  return html`<span class="added" aria-label="${plural(f.added, 'line')} added">+${f.added}</span> <span class="removed" aria-label="${plural(f.removed ?? 0, 'line')} removed">−${f.removed}</span>`;
+  return html`<span class="added">+${f.added}<span class="sr-only"> ${f.added === 1 ? 'line' : 'lines'} added,</span></span> <span class="removed">−${f.removed}<span class="sr-only"> ${f.removed === 1 ? 'line' : 'lines'} removed</span></span>`;
 }
 
 /** The files a pull request changes with their line counts; the diff itself is on the compare page. */
