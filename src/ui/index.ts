@@ -59,10 +59,10 @@ export const uiMount: Mount = (app, services: Services) => {
   deliveryRoutes(router, services, ORG_HOOKS);
   homeRoutes(router, services);
   repoRoutes(router, services);
-  trackerRoutes(router, services);
   webhookRoutes(router, services);
   deliveryRoutes(router, services);
   mirrorRoutes(router, services);
+  trackerRoutes(router, services);
   const assets = staticAssets();
   const routes = router.routes();
   app.use(async function webUi(ctx, next) {
