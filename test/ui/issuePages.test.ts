@@ -147,6 +147,11 @@ t.test('a member opens, comments on, closes and reopens an issue, and merges a p
   t.equal(page.url(), `${w.url}/demo/widgets/releases/tag/v1.0`);
   t.match(await page.textContent('main'), 'Greets.\nFrames.');
   await expectAccessible(t, page, 'release');
+  t.equal((await w.api('POST', '/api/v1/repos/demo/widgets/releases', { body: { tag_name: 'lts/v1.1', name: 'Long term' } })).status, 201);
+  await page.goto(`${w.url}/demo/widgets/releases`);
+  await page.click('text=Long term');
+  t.equal(page.url(), `${w.url}/demo/widgets/releases/tag/lts/v1.1`, 'a tag with a slash keeps it in the address');
+  t.match(await page.textContent('main h2'), 'Long term');
   const pipeline = await w.api('POST', '/api/v1/repos/demo/widgets/pipelines', {
     body: { name: 'ci/build', ref: 'refs/heads/main', sha: merged.merge_commit_sha, status: 'running' },
   });
