@@ -82,15 +82,17 @@ export async function findIssue(db: Conn, repo: Repository, number: number, kind
   return issue;
 }
 
-/** A page of issues or pull requests, newest number first; `before` is the number to continue below. */
+/** A page of issues or pull requests, newest number first; `before` is the number to continue below; `merged` filters pull requests. */
 export async function listIssues(
   db: Db,
   repo: Repository,
-  options: { kind: IssueKind; state: IssueState | 'all'; limit: number; before?: number },
+  options: { kind: IssueKind; state: IssueState | 'all'; limit: number; before?: number; merged?: boolean },
 ): Promise<Issue[]> {
   const q = issueRows(db).where({ 'i.repository_id': repo.id, 'i.kind': options.kind }).orderBy('i.number', 'desc').limit(options.limit);
   if (options.state !== 'all') q.where('i.state', options.state);
   if (options.before !== undefined) q.where('i.number', '<', options.before);
+  // Pull requests only: those merged (or not), read from their pull_requests row.
+  if (options.merged !== undefined) q.whereIn('i.id', db('pull_requests').select('issue_id').where('merged', options.merged));
   return hydrate(db, await q);
 }
 

@@ -28,24 +28,67 @@ async function isAncestor(dir: string, ancestor: string, descendant: string): Pr
   }
 }
 
-/**
- * Writes a merge commit of `head` into `base` without a work tree (git ≥ 2.38:
- * `merge-tree --write-tree`), or a 409 when the branches conflict. Nothing points
- * at the new commit yet; the caller moves the branch.
- */
-async function writeMergeCommit(dir: string, pull: PullRequest, base: string, head: string, sender: User, host: string): Promise<string> {
-  let tree: string;
+/** True when the two commits have a common ancestor (git merge-base's exit status 1 is "none"). */
+async function shareHistory(dir: string, a: string, b: string): Promise<boolean> {
   try {
-    tree = (await git(['merge-tree', '--write-tree', '--no-messages', base, head], { cwd: dir })).split('\n')[0].trim();
+    await git(['merge-base', a, b], { cwd: dir });
+    return true;
   } catch (err) {
-    // Exit status 1 is merge-tree's "the merge has conflicts"; other codes are failures.
-    if (gitExitCode(err) === 1) throw conflict(`Pull request #${pull.number} has conflicts with ${pull.base_ref}`);
+    if (gitExitCode(err) === 1) return false;
     throw err;
   }
+}
+
+/** The tree of merging `head` into `base` (written without a work tree: git ≥ 2.38 `merge-tree --write-tree`), or null when they conflict. */
+async function mergedTree(dir: string, base: string, head: string): Promise<string | null> {
+  try {
+    return (await git(['merge-tree', '--write-tree', '--no-messages', base, head], { cwd: dir })).split('\n')[0].trim();
+  } catch (err) {
+    // Exit status 1 is merge-tree's "the merge has conflicts"; other codes are failures.
+    if (gitExitCode(err) === 1) return null;
+    throw err;
+  }
+}
+
+/**
+ * Writes a merge commit of `head` into `base`, or a 409 when the branches conflict.
+ * Nothing points at the new commit yet; the caller moves the branch.
+ */
+async function writeMergeCommit(dir: string, pull: PullRequest, base: string, head: string, sender: User, host: string): Promise<string> {
+  const tree = await mergedTree(dir, base, head);
+  if (tree === null) throw conflict(`Pull request #${pull.number} has conflicts with ${pull.base_ref}`);
   const who = { name: sender.login, email: `${sender.login}@users.noreply.${host}` };
   const env = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email };
   const message = `Merge pull request #${pull.number} from ${pull.head_ref}\n\n${pull.title}\n`;
   return (await git(['commit-tree', tree, '-p', base, '-p', head, '-m', message], { cwd: dir, env })).trim();
+}
+
+/** What a merge of a pull request would do now, by the same checks as mergePull, in its order. */
+export type MergeState =
+  | { kind: 'merged' }
+  | { kind: 'closed' }
+  | { kind: 'branch_missing'; branch: string }
+  | { kind: 'up_to_date' }
+  | { kind: 'unrelated' }
+  | { kind: 'conflicts' }
+  | { kind: 'mergeable'; fastForward: boolean; head: string; base: string };
+
+/**
+ * Whether mergePull would merge the pull request now and how (without moving anything):
+ * already merged, closed, a branch gone, nothing to merge, no shared history, conflicts, or mergeable (a
+ * fast-forward or a merge commit), with the tips it would merge.
+ */
+export async function mergeState(services: Services, repo: Repository, pull: PullRequest): Promise<MergeState> {
+  if (pull.merged) return { kind: 'merged' };
+  if (pull.state !== 'open') return { kind: 'closed' };
+  const { config } = services;
+  const dir = dirOf(config, repo);
+  const [head, base] = await Promise.all([branchCommit(config, repo, pull.head_ref), branchCommit(config, repo, pull.base_ref)]);
+  if (!head || !base) return { kind: 'branch_missing', branch: !head ? pull.head_ref : pull.base_ref };
+  if (await isAncestor(dir, head, base)) return { kind: 'up_to_date' };
+  if (await isAncestor(dir, base, head)) return { kind: 'mergeable', fastForward: true, head, base };
+  if (!(await shareHistory(dir, base, head))) return { kind: 'unrelated' };
+  return (await mergedTree(dir, base, head)) === null ? { kind: 'conflicts' } : { kind: 'mergeable', fastForward: false, head, base };
 }
 
 /**
@@ -76,6 +119,8 @@ export async function mergePull(
   if (expectedHeadSha !== undefined && expectedHeadSha !== head) throw conflict('Head branch was modified; review and try the merge again');
   if (await isAncestor(dir, head, base)) throw conflict(`${pull.base_ref} already contains every commit of ${pull.head_ref}`);
   const fastForward = await isAncestor(dir, base, head);
+  // merge-tree refuses unrelated histories with a failure, not its "conflicts" answer: said first, as a conflict.
+  if (!fastForward && !(await shareHistory(dir, base, head))) throw conflict(`${pull.head_ref} and ${pull.base_ref} share no history`);
   const sha = fastForward ? head : await writeMergeCommit(dir, pull, base, head, sender, new URL(config.baseUrl).hostname);
   const ref = `refs/heads/${pull.base_ref}`;
   // Computed before the ref moves, while every other ref is as it was "before the push".

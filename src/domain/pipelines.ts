@@ -45,6 +45,13 @@ export async function findPipeline(db: Db, repo: Repository, id: number): Promis
   return row ? toPipeline(row) : undefined;
 }
 
+/** A page of a repository's pipelines, newest first; `before` is the id to continue below. */
+export async function listPipelines(db: Db, repo: Repository, options: { limit: number; before?: number }): Promise<Pipeline[]> {
+  const q = db('pipelines').where('repository_id', repo.id).orderBy('id', 'desc').limit(options.limit);
+  if (options.before !== undefined) q.where('id', '<', options.before);
+  return (await q).map(toPipeline);
+}
+
 /** Records a new pipeline, raising `pipeline status_changed` with no previous status. */
 export async function createPipeline(services: Services, repo: Repository, author: User, input: NewPipeline): Promise<Pipeline> {
   return withEvents(services, async (trx, raise) => {

@@ -67,8 +67,12 @@ export async function findPull(db: Conn, repo: Repository, number: number): Prom
   return issue && (await withBranches(db, [issue]))[0];
 }
 
-/** A page of pull requests, newest first. */
-export async function listPulls(db: Db, repo: Repository, options: { state: IssueState | 'all'; limit: number; before?: number }): Promise<PullRequest[]> {
+/** A page of pull requests, newest first; with `merged`, only those merged (or not). */
+export async function listPulls(
+  db: Db,
+  repo: Repository,
+  options: { state: IssueState | 'all'; limit: number; before?: number; merged?: boolean },
+): Promise<PullRequest[]> {
   return withBranches(db, await listIssues(db, repo, { kind: 'pull', ...options }));
 }
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Services } from '../services.ts';
 import type { Db } from '../db/connect.ts';
+import type { DbBool, DbInt } from '../db/rows.ts';
 import type { User } from './accounts.ts';
 import type { Repository } from './repos.ts';
 import { insertedId } from '../db/results.ts';
@@ -26,13 +27,20 @@ export interface Release {
   published_at: number | null;
 }
 
-/** A release of a repository by id, or undefined. */
-export async function findRelease(db: Db | Knex.Transaction, repo: Repository, id: number): Promise<Release | undefined> {
-  const r = await db('releases as r')
-    .leftJoin('users as u', 'u.id', 'r.author_id')
-    .where({ 'r.id': id, 'r.repository_id': repo.id })
-    .first('r.*', 'u.login as author');
-  if (!r) return undefined;
+function releaseRows(db: Db | Knex.Transaction, repo: Repository) {
+  return db('releases as r').leftJoin('users as u', 'u.id', 'r.author_id').where('r.repository_id', repo.id).select('r.*', 'u.login as author');
+}
+
+/** A `releases` row with its author's login (releaseRows), as either driver gives it. */
+interface ReleaseRow extends Omit<Release, 'id' | 'draft' | 'prerelease' | 'created_at' | 'published_at'> {
+  id: DbInt;
+  draft: DbBool;
+  prerelease: DbBool;
+  created_at: DbInt;
+  published_at: DbInt | null;
+}
+
+function toRelease(r: ReleaseRow): Release {
   return {
     id: Number(r.id),
     tag_name: r.tag_name,
@@ -45,6 +53,26 @@ export async function findRelease(db: Db | Knex.Transaction, repo: Repository, i
     created_at: Number(r.created_at),
     published_at: r.published_at === null ? null : Number(r.published_at),
   };
+}
+
+/** A release of a repository by id, or undefined. */
+export async function findRelease(db: Db | Knex.Transaction, repo: Repository, id: number): Promise<Release | undefined> {
+  const r = await releaseRows(db, repo).where('r.id', id).first();
+  return r ? toRelease(r) : undefined;
+}
+
+/** The release of a tag (tag names are unique in a repository), or undefined. */
+export async function findReleaseByTag(db: Db, repo: Repository, tag: string): Promise<Release | undefined> {
+  const r = await releaseRows(db, repo).where('r.tag_name', tag).first();
+  return r ? toRelease(r) : undefined;
+}
+
+/** A page of a repository's releases, newest first (by creation; `before` is the id to continue below); drafts only when asked for. */
+export async function listReleases(db: Db, repo: Repository, options: { limit: number; before?: number; drafts: boolean }): Promise<Release[]> {
+  const q = releaseRows(db, repo).orderBy('r.id', 'desc').limit(options.limit);
+  if (!options.drafts) q.where('r.draft', false);
+  if (options.before !== undefined) q.where('r.id', '<', options.before);
+  return (await q).map(toRelease);
 }
 
 /** The commit a `target_commitish` (a branch name or a full commit sha) names, or a 422. */

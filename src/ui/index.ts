@@ -16,6 +16,7 @@ import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { mirrorRoutes } from './routes/mirror.ts';
 import { accountRoutes } from './routes/accounts.ts';
+import { trackerRoutes } from './routes/tracker.ts';
 
 // Scripts and styles come only from /-/static; pages are never framed and forms post only here.
 const CSP =
@@ -65,6 +66,7 @@ export const uiMount: Mount = (app, services: Services) => {
   webhookRoutes(router, services);
   deliveryRoutes(router, services);
   mirrorRoutes(router, services);
+  trackerRoutes(router, services);
   const assets = staticAssets();
   const routes = router.routes();
   app.use(async function webUi(ctx, next) {

@@ -51,7 +51,7 @@ async function issuesSection(ctx: Context, services: Services, repo: SeenRepo): 
   if (!ui(ctx).user) return '';
   const issues = await listIssues(services.db, repo.repository, { kind: 'issue', state: 'open', limit: 20 });
   const list = issues.length
-    ? html`<ul class="list">${issues.map((i) => html`<li class="row"><span><span class="muted">#${i.number}</span> ${i.title}</span> ${timeTag(i.created_at)}</li>`)}</ul>`
+    ? html`<ul class="list">${issues.map((i) => html`<li class="row"><span><span class="muted">#${i.number}</span> <a href="/${repo.org}/${repo.name}/issues/${i.number}">${i.title}</a></span> ${timeTag(i.created_at)}</li>`)}</ul>`
     : html`<p class="empty">No open issues.</p>`;
   return html`<section class="card"><h2>Open issues <span class="count">${issues.length}</span></h2>${list}</section>`;
 }
