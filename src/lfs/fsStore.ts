@@ -51,5 +51,15 @@ export function createFsLfsStore(dir: string): LfsStore {
         throw err;
       }
     },
+
+    async health() {
+      try {
+        await fsp.mkdir(dir, { recursive: true });
+        await fsp.access(dir, fs.constants.W_OK);
+        return { kind: 'fs', status: 'ok' };
+      } catch {
+        return { kind: 'fs', status: 'unreachable' };
+      }
+    },
   };
 }
