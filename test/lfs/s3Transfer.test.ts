@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
@@ -6,6 +8,8 @@ import { HeadBucketCommand, HeadObjectCommand, ListMultipartUploadsCommand, List
 import { startSwift, type TestSwift } from '../helpers/swift.ts';
 import { buildRepo, buildUser, startWharf, type TestWharf } from '../helpers/wharf.ts';
 import { gitClient, repoUrl, type GitClient } from '../helpers/git.ts';
+import { createTestDatabase } from '../helpers/database.ts';
+import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
 import { objectKey } from '../../src/lfs/s3Store.ts';
 
 const LFS = 'application/vnd.git-lfs+json';
@@ -21,7 +25,7 @@ async function lfsClient(t: Test): Promise<GitClient> {
   return g;
 }
 
-function batch(w: TestWharf, repo: string, body: unknown, authorization?: string) {
+function batch(w: { url: string }, repo: string, body: unknown, authorization?: string) {
   const headers: Record<string, string> = { 'content-type': LFS, accept: LFS };
   if (authorization) headers.authorization = authorization;
   return fetch(`${w.url}/${repo}.git/info/lfs/objects/batch`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -179,5 +183,65 @@ function tests(s: TestSwift) {
     const w = await startWharf(t, { env: { ...s.env(bucket), S3_CREATE_BUCKET: 'true' } });
     await s.client.send(new HeadBucketCommand({ Bucket: bucket }));
     t.same((await w.api('GET', '/api/v1/health', { token: null })).body.lfs_store, { kind: 's3', status: 'ok' });
+  });
+
+  t.test('a node SIGKILLed mid-upload leaves no half object visible, and the client’s retry through another node succeeds', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-s3-kill-'));
+    const database = await createTestDatabase(dir);
+    t.teardown(async () => {
+      await database.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const bucket = await s.bucket();
+    const env = serveEnv(dir, database.url, { ...s.env(bucket), SECRET_KEY: randomBytes(32).toString('hex') });
+    const a = await startServeProcess(env, { t });
+    const token = a.token!;
+    const api = (url: string, p: string, body: unknown) =>
+      fetch(url + p, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    t.equal((await api(a.url, '/api/v1/orgs', { name: 'acme' })).status, 201);
+    t.equal((await api(a.url, '/api/v1/orgs/acme/repos', { name: 'assets' })).status, 201);
+    const content = randomBytes(20 * 1024 * 1024); // three parts of 8 MiB
+    const oid = sha256(content);
+    const auth = basic(token);
+
+    // Half the object reaches node a, which sends its first part to the bucket; then a dies.
+    const put = http.request(`${a.url}/acme/assets.git/info/lfs/objects/${oid}`, {
+      method: 'PUT',
+      headers: { authorization: auth, 'content-type': 'application/octet-stream', 'content-length': content.length },
+    });
+    const ended = new Promise<unknown>((resolve) => {
+      put.on('error', resolve);
+      put.on('response', resolve);
+    });
+    put.write(content.subarray(0, 12 * 1024 * 1024));
+    const open = async () => (await s.client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    for (let i = 0; i < 200 && (await open()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    t.equal(await open(), 1, 'node a began a multipart upload');
+    await a.kill();
+    put.destroy();
+    await ended;
+    await t.rejects(s.client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(oid) })), { name: 'NotFound' }, 'no object under the oid’s key');
+    t.same((await s.client.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? [], [], 'nothing visible in the bucket');
+
+    const b = await startServeProcess(env, { t });
+    const answer = await (await batch(b, 'acme/assets', { operation: 'upload', objects: [{ oid, size: content.length }] }, auth)).json();
+    const { upload, verify } = answer.objects[0].actions;
+    t.ok(upload, 'the object is still to be uploaded');
+    const retried = await fetch(upload.href, {
+      method: 'PUT',
+      headers: { ...upload.header, 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(content),
+    });
+    t.equal(retried.status, 200, 'the retry through node b is stored');
+    const verified = await fetch(verify.href, {
+      method: 'POST',
+      headers: { ...verify.header, 'content-type': LFS },
+      body: JSON.stringify({ oid, size: content.length }),
+    });
+    t.equal(verified.status, 200, 'and verified');
+    const down = await (await batch(b, 'acme/assets', { operation: 'download', objects: [{ oid, size: content.length }] }, auth)).json();
+    const got = await fetch(down.objects[0].actions.download.href);
+    t.ok(Buffer.from(await got.arrayBuffer()).equals(content), 'the bucket gives back the whole object');
+    await b.stop();
   });
 }
