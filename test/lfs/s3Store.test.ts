@@ -24,7 +24,7 @@ function tests(s: TestSwift) {
   t.test('what is written comes back, in one PUT and in parts, at lfs/ab/cd/<oid>', async (t) => {
     const bucket = await s.bucket();
     const store = createS3LfsStore({ ...s.options(bucket), partSize: 5 * MiB });
-    for (const length of [1000, 12 * MiB]) {
+    for (const length of [0, 1000, 12 * MiB]) {
       const content = randomBytes(length);
       const oid = sha256(content);
       t.equal(await store.size(oid), null, 'absent before');
