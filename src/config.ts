@@ -12,6 +12,12 @@ export interface Config {
   databaseUrl: string;
   reposDir: string;
   lfsDir: string;
+  /** LFS_STORE: where LFS objects' bytes are kept: the file system (LFS_DIR) or an S3-compatible bucket. */
+  lfsStore: 'fs' | 's3';
+  /** The bucket's settings (S3_*), read when LFS_STORE=s3; undefined otherwise. */
+  s3: S3Settings | undefined;
+  /** LFS_DOWNLOAD_EXPIRES: how long a presigned download address handed out by the batch API stays valid. */
+  lfsDownloadExpiresMs: number;
   webhookAllowedHosts: HostPolicy;
   importAllowedHosts: HostPolicy;
   webhookRetrySchedule: number[];
@@ -58,6 +64,18 @@ export interface Config {
   validateResponses: boolean;
   /** The shortest push mirror interval accepted (1m, SPEC §8.1.2). No environment variable sets it: tests shorten it. */
   pushMirrorMinIntervalMs: number;
+}
+
+/** An S3-compatible bucket for LFS objects (LFS_STORE=s3). The secret key is never logged nor shown in any message or answer. */
+export interface S3Settings {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+  /** S3_CREATE_BUCKET: create the bucket at start when it is missing (operators usually create it, with its policy). */
+  createBucket: boolean;
 }
 
 /** So many requests per window. */
@@ -138,6 +156,42 @@ function rateLimits(value: string): RateLimits | null {
   return { token: quotas[0], anonymous: quotas[1] ?? quotas[0] };
 }
 
+function boolean(name: string, value: string): boolean {
+  if (/^(true|1|yes|on)$/i.test(value)) return true;
+  if (/^(false|0|no|off)$/i.test(value)) return false;
+  throw new ConfigError(name, `expected true or false, got "${value}"`);
+}
+
+/** Reads the S3_* settings LFS_STORE=s3 needs; a missing one is named. Values of the keys are never echoed. */
+function s3Settings(get: (name: string, fallback: string) => string): S3Settings {
+  const required = (name: string) => {
+    const value = get(name, '');
+    if (value === '') throw new ConfigError(name, 'required with LFS_STORE=s3');
+    return value;
+  };
+  const endpoint = required('S3_ENDPOINT').replace(/\/+$/, '');
+  try {
+    const u = new URL(endpoint);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    if (u.username || u.password) throw new ConfigError('S3_ENDPOINT', 'must not hold credentials (use S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY)');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError('S3_ENDPOINT', `expected an http(s) URL, got "${endpoint}"`);
+  }
+  const bucket = required('S3_BUCKET');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError('S3_BUCKET', `expected a bucket name (3 to 63 of a-z, 0-9, . and -), got "${bucket}"`);
+  return {
+    endpoint,
+    bucket,
+    region: get('S3_REGION', 'us-east-1'),
+    accessKeyId: required('S3_ACCESS_KEY_ID'),
+    secretAccessKey: required('S3_SECRET_ACCESS_KEY'),
+    forcePathStyle: boolean('S3_FORCE_PATH_STYLE', get('S3_FORCE_PATH_STYLE', 'true')),
+    createBucket: boolean('S3_CREATE_BUCKET', get('S3_CREATE_BUCKET', 'false')),
+  };
+}
+
 /** Builds the configuration from an environment (process.env by default); throws ConfigError on a bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const get = (name: string, fallback: string) => (env[name] === undefined || env[name] === '' ? fallback : env[name]!);
@@ -174,6 +228,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // Node refuses a headers deadline longer than the whole request's.
   if (requestTimeoutMs < requestHeadersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT', 'must be at least REQUEST_HEADERS_TIMEOUT');
   if (webhookTimeoutMs <= 0) throw new ConfigError('WEBHOOK_TIMEOUT', 'must be more than zero');
+  const lfsStore = get('LFS_STORE', 'fs');
+  if (lfsStore !== 'fs' && lfsStore !== 's3') throw new ConfigError('LFS_STORE', `expected fs or s3, got "${lfsStore}"`);
+  const lfsDownloadExpiresMs = duration('LFS_DOWNLOAD_EXPIRES', get('LFS_DOWNLOAD_EXPIRES', '15m'));
+  // S3's presigned addresses last from a second to 7 days.
+  if (lfsDownloadExpiresMs < 1000 || lfsDownloadExpiresMs > 7 * 86_400_000) throw new ConfigError('LFS_DOWNLOAD_EXPIRES', 'expected 1s..7d');
   return {
     host,
     port,
@@ -182,6 +241,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databaseUrl,
     reposDir: path.resolve(get('REPOS_DIR', './repos')),
     lfsDir: path.resolve(get('LFS_DIR', path.join(dataDir, 'lfs'))),
+    lfsStore,
+    s3: lfsStore === 's3' ? s3Settings(get) : undefined,
+    lfsDownloadExpiresMs,
     webhookAllowedHosts: hostPolicy('WEBHOOK_ALLOWED_HOSTS', get('WEBHOOK_ALLOWED_HOSTS', 'external')),
     importAllowedHosts: hostPolicy('IMPORT_ALLOWED_HOSTS', get('IMPORT_ALLOWED_HOSTS', 'external')),
     webhookRetrySchedule: schedule,

@@ -12,6 +12,7 @@ import { openSecrets } from './secrets/boot.ts';
 import type { WorkerFactory } from './work/worker.ts';
 import type { LfsStore } from './lfs/lfsStore.ts';
 import { createFsLfsStore } from './lfs/fsStore.ts';
+import { createS3Client, createS3LfsStore, ensureBucket, type S3StoreOptions } from './lfs/s3Store.ts';
 import { useFanOut } from './events/fanOut.ts';
 import { webhookFanOut } from './webhooks/fanout.ts';
 
@@ -28,7 +29,14 @@ export interface RunningServer {
 
 /** The LFS store the configuration names; the one place that chooses an implementation (the CLI's commands that run workers use it too). */
 export function createLfsStore(config: Config): LfsStore {
+  if (config.lfsStore === 's3' && config.s3) return createS3LfsStore(s3StoreOptions(config));
   return createFsLfsStore(config.lfsDir);
+}
+
+/** The S3 store's options from the configuration (LFS_STORE=s3). */
+export function s3StoreOptions(config: Config): S3StoreOptions {
+  const { createBucket: _create, ...s3 } = config.s3!;
+  return { ...s3, downloadExpiresSec: Math.floor(config.lfsDownloadExpiresMs / 1000) };
 }
 
 /**
@@ -46,6 +54,7 @@ export async function startServer(
   try {
     await migrate(db);
     config = await openSecrets(config, db);
+    if (config.s3?.createBucket) await ensureBucket(createS3Client(s3StoreOptions(config)), config.s3.bucket);
   } catch (err) {
     if (!options.db) await db.destroy();
     throw err;

@@ -7,11 +7,22 @@ import { route, type Answer, type Route } from './route.ts';
 const HealthSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['status', 'database', 'repos_dir'],
+  required: ['status', 'database', 'repos_dir', 'lfs_store'],
   properties: {
     status: { type: 'string', enum: ['ok', 'unavailable'] },
     database: { type: 'string', enum: ['ok', 'unreachable'] },
     repos_dir: { type: 'string', enum: ['ok', 'not writable'] },
+    lfs_store: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'status'],
+      description:
+        'Where LFS objects are kept (LFS_STORE) and whether it answers now: the directory is writable, or the bucket answers a HEAD within 2 s. Informative: an unreachable store does not make the node unavailable (every node shares it).',
+      properties: {
+        kind: { type: 'string', enum: ['fs', 's3'] },
+        status: { type: 'string', enum: ['ok', 'unreachable'] },
+      },
+    },
   },
 } as const;
 
@@ -25,9 +36,10 @@ const MetaSchema = {
   },
 } as const;
 
-/** Whether the database answers and the repository directory is writable. */
-async function runChecks({ db, config }: Services): Promise<Omit<Answer<typeof HealthSchema>, 'status'>> {
-  const checks: Omit<Answer<typeof HealthSchema>, 'status'> = { database: 'ok', repos_dir: 'ok' };
+/** Whether the database answers, the repository directory is writable and the LFS store answers. */
+async function runChecks({ db, config, lfs }: Services): Promise<Omit<Answer<typeof HealthSchema>, 'status'>> {
+  const store = lfs.health();
+  const checks: Omit<Answer<typeof HealthSchema>, 'status'> = { database: 'ok', repos_dir: 'ok', lfs_store: { kind: 'fs', status: 'ok' } };
   try {
     await db.raw('select 1');
   } catch {
@@ -39,6 +51,7 @@ async function runChecks({ db, config }: Services): Promise<Omit<Answer<typeof H
   } catch {
     checks.repos_dir = 'not writable';
   }
+  checks.lfs_store = await store;
   return checks;
 }
 
@@ -48,7 +61,7 @@ export const livenessRoutes: Route[] = [
     id: 'getHealth',
     method: 'get',
     path: '/health',
-    summary: 'Whether the database and the repository directory work (not rate limited)',
+    summary: 'Whether the database and the repository directory work, and the LFS store answers (not rate limited)',
     tag: 'meta',
     access: 'public',
     answers: { 200: HealthSchema, 503: HealthSchema },

@@ -6,6 +6,7 @@ import { importCommand } from './import.ts';
 import { rotateKeyCommand } from './rotateKey.ts';
 import { webhookCommands } from './webhook.ts';
 import { mirrorCommand } from './mirror.ts';
+import { lfsCommands } from './lfs.ts';
 import { version } from '../version.ts';
 import { CliError, EXIT } from './common.ts';
 import { WharfError } from '../errors/wharfError.ts';
@@ -32,6 +33,7 @@ export async function main(argv: string[]): Promise<number> {
   rotateKeyCommand(program, run);
   webhookCommands(program, run);
   mirrorCommand(program, run);
+  lfsCommands(program, run);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

@@ -51,5 +51,33 @@ export function createFsLfsStore(dir: string): LfsStore {
         throw err;
       }
     },
+
+    async health() {
+      try {
+        await fsp.mkdir(dir, { recursive: true });
+        await fsp.access(dir, fs.constants.W_OK);
+        return { kind: 'fs', status: 'ok' };
+      } catch {
+        return { kind: 'fs', status: 'unreachable' };
+      }
+    },
   };
+}
+
+/** Every object of a file system store (LFS_DIR), oid and size, in directory order; temporary files are left out. */
+export async function listFsObjects(dir: string): Promise<{ oid: string; size: number }[]> {
+  const found: { oid: string; size: number }[] = [];
+  const names = async (at: string) => (await fsp.readdir(at, { withFileTypes: true }).catch(() => [])).sort((a, b) => a.name.localeCompare(b.name));
+  for (const first of await names(dir)) {
+    if (!first.isDirectory() || !/^[0-9a-f]{2}$/.test(first.name)) continue;
+    for (const second of await names(path.join(dir, first.name))) {
+      if (!second.isDirectory() || !/^[0-9a-f]{2}$/.test(second.name)) continue;
+      for (const file of await names(path.join(dir, first.name, second.name))) {
+        if (!file.isFile() || !OID_PATTERN.test(file.name) || !file.name.startsWith(first.name + second.name)) continue;
+        const { size } = await fsp.stat(path.join(dir, first.name, second.name, file.name));
+        found.push({ oid: file.name, size });
+      }
+    }
+  }
+  return found;
 }

@@ -4,7 +4,11 @@ import { LfsIntegrityError } from './lfsStore.ts';
 
 /** A pass-through check of streamed content against the oid and size it was announced with. */
 export interface ContentCheck {
-  /** Passes the bytes on, failing with LfsIntegrityError as soon as more than the size arrive. */
+  /**
+   * Passes the bytes on, failing with LfsIntegrityError as soon as more than the size arrive,
+   * and at the end (before it ends its own output) unless the content is exactly the one
+   * announced: whatever reads it sees the end of the stream only for matching content.
+   */
   transform: Transform;
   /** Throws LfsIntegrityError unless exactly the size arrived and its SHA-256 is the oid; call once the stream ended. */
   verify(): void;
@@ -14,6 +18,15 @@ export interface ContentCheck {
 export function contentCheck(oid: string, size: number): ContentCheck {
   const hash = createHash('sha256');
   let received = 0;
+  let outcome: LfsIntegrityError | null | undefined;
+  const verify = () => {
+    if (outcome === undefined) {
+      if (received !== size) outcome = new LfsIntegrityError(`received ${received} bytes, announced ${size}`);
+      else if (hash.digest('hex') !== oid) outcome = new LfsIntegrityError('content does not match its SHA-256 oid');
+      else outcome = null;
+    }
+    if (outcome) throw outcome;
+  };
   const transform = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
@@ -21,12 +34,14 @@ export function contentCheck(oid: string, size: number): ContentCheck {
       hash.update(chunk);
       done(null, chunk);
     },
-  });
-  return {
-    transform,
-    verify() {
-      if (received !== size) throw new LfsIntegrityError(`received ${received} bytes, announced ${size}`);
-      if (hash.digest('hex') !== oid) throw new LfsIntegrityError('content does not match its SHA-256 oid');
+    flush(done) {
+      try {
+        verify();
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
     },
-  };
+  });
+  return { transform, verify };
 }

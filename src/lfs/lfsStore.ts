@@ -9,10 +9,18 @@ export class LfsIntegrityError extends Error {}
 /** What a client does with an object through a transfer address: git-lfs's batch operations. */
 export type LfsOperation = 'download' | 'upload';
 
-/** A transfer address a store hands out itself: where a client sends or fetches an object's bytes, and the headers it must send there. */
+/** A download address a store hands out itself: where a client fetches an object's bytes, the headers it must send there and for how long it works. */
 export interface LfsDirectAction {
   href: string;
   header?: Record<string, string>;
+  /** Seconds the address stays valid (git-lfs's `expires_in`). */
+  expiresIn?: number;
+}
+
+/** Which kind of store holds the objects, and whether it answers: what /api/v1/health reports. */
+export interface LfsStoreHealth {
+  kind: 'fs' | 's3';
+  status: 'ok' | 'unreachable';
 }
 
 /**
@@ -30,9 +38,14 @@ export interface LfsStore {
    */
   write(oid: string, size: number, source: Readable): Promise<void>;
   /**
-   * A store that can take or give bytes without Wharf in between (object storage) answers
-   * with its own address, and the batch answer sends clients there; without it, clients
-   * use Wharf's own transfer routes.
+   * A store that can give bytes without Wharf in between (object storage) answers with its
+   * own download address (a presigned GET), and the batch answer sends clients there;
+   * without it, clients download through Wharf's own route. The caller decides who may
+   * have the address: a store signs whatever it is asked. Uploads always go through Wharf,
+   * which checks the bytes against the oid as they pass (a signed upload address is not
+   * bound to the content).
    */
-  href?(oid: string, operation: LfsOperation): Promise<LfsDirectAction>;
+  downloadHref?(oid: string): Promise<LfsDirectAction>;
+  /** The store's kind and whether it answers now (quickly: health checks call it). */
+  health(): Promise<LfsStoreHealth>;
 }

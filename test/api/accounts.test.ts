@@ -17,7 +17,7 @@ t.test('health and meta need no token', async (t) => {
   const w = await startWharf(t);
   const health = await w.api('GET', '/api/v1/health', { token: null });
   t.equal(health.status, 200);
-  t.same(health.body, { status: 'ok', database: 'ok', repos_dir: 'ok' });
+  t.same(health.body, { status: 'ok', database: 'ok', repos_dir: 'ok', lfs_store: { kind: 'fs', status: 'ok' } });
   t.match(health.headers.get('x-request-id'), /\S+/);
   const meta = await w.api('GET', '/api/v1/meta', { token: null });
   t.same(meta.body.hooks, ['203.0.113.0/24', '198.51.100.0/24']);

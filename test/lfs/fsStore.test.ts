@@ -32,7 +32,7 @@ t.test('what is written comes back: its size and its content, kept at ab/cd/<oid
   t.ok((await buffer(await store.open(oid))).equals(content), 'open streams the same bytes');
   t.ok(fs.existsSync(path.join(dir, oid.slice(0, 2), oid.slice(2, 4), oid)), 'the layout of LFS_DIR is unchanged');
   t.same(fs.readdirSync(path.join(dir, 'tmp')), [], 'no temporary file left');
-  t.equal(store.href, undefined, 'no direct address: clients use the LFS routes');
+  t.equal(store.downloadHref, undefined, 'no direct address: clients use the LFS routes');
 });
 
 t.test('content that does not match its oid or size is refused and nothing is stored', async (t) => {

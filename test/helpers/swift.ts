@@ -1,0 +1,103 @@
+import { execFile, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createS3Client, type S3StoreOptions } from '../../src/lfs/s3Store.ts';
+
+const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'swift.sh');
+
+/** A Swift with its S3 API, started by scripts/swift.sh for one test file. */
+export interface TestSwift {
+  endpoint: string;
+  client: S3Client;
+  /** The store options for a bucket of this Swift. */
+  options(bucket: string): S3StoreOptions;
+  /** The environment that points Wharf's LFS_STORE=s3 at a bucket of this Swift. */
+  env(bucket: string): Record<string, string>;
+  /** Creates a bucket with a fresh name and returns the name. */
+  bucket(): Promise<string>;
+}
+
+/** The part of a tap test the helper uses. */
+interface TestLike {
+  plan(n: number, comment?: string): void;
+  teardown(fn: () => unknown): void;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** Five free consecutive ports (object, container, account, proxy, memcached), so test files can run side by side. */
+async function freePortBase(): Promise<number> {
+  for (;;) {
+    const base = 20000 + 5 * Math.floor(Math.random() * 4000);
+    const free = await Promise.all([0, 1, 2, 3, 4].map((i) => portFree(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+}
+
+/**
+ * Starts a Swift for the test file (stopped when the file ends), or, when Swift is not
+ * installed, plans no test and says why, so `npm test` without it skips the file.
+ */
+export async function startSwift(t: TestLike): Promise<TestSwift | null> {
+  if (spawnSync(SCRIPT, ['installed']).status !== 0) {
+    t.plan(0, 'S3 tests skipped: Swift is not installed (run scripts/swift.sh install)');
+    return null;
+  }
+  const dir = path.join(os.tmpdir(), `wharf-swift-${randomBytes(6).toString('hex')}`);
+  const stop = () => spawnSync(SCRIPT, ['stop', dir]);
+  process.once('exit', stop); // a test file that dies still stops its Swift
+  t.teardown(() => {
+    process.removeListener('exit', stop);
+    stop();
+  });
+  const base = await freePortBase();
+  await new Promise<void>((resolve, reject) =>
+    execFile(SCRIPT, ['start', dir], { env: { ...process.env, SWIFT_PORT_BASE: String(base) } }, (err, _stdout, stderr) =>
+      err ? reject(new Error(`scripts/swift.sh start failed: ${stderr}`)) : resolve(),
+    ),
+  );
+  const vars = Object.fromEntries([...fs.readFileSync(path.join(dir, 'env'), 'utf8').matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]])) as Record<
+    string,
+    string
+  >;
+  const options = (bucket: string): S3StoreOptions => ({
+    endpoint: vars.S3_ENDPOINT,
+    bucket,
+    region: vars.S3_REGION,
+    accessKeyId: vars.S3_ACCESS_KEY_ID,
+    secretAccessKey: vars.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: true,
+    downloadExpiresSec: 900,
+  });
+  const client = createS3Client(options('unused'));
+  t.teardown(() => client.destroy());
+  return {
+    endpoint: vars.S3_ENDPOINT,
+    client,
+    options,
+    env: (bucket) => ({
+      LFS_STORE: 's3',
+      S3_ENDPOINT: vars.S3_ENDPOINT,
+      S3_BUCKET: bucket,
+      S3_REGION: vars.S3_REGION,
+      S3_ACCESS_KEY_ID: vars.S3_ACCESS_KEY_ID,
+      S3_SECRET_ACCESS_KEY: vars.S3_SECRET_ACCESS_KEY,
+    }),
+    async bucket() {
+      const name = `wharf-${randomBytes(5).toString('hex')}`;
+      await client.send(new CreateBucketCommand({ Bucket: name }));
+      return name;
+    },
+  };
+}
