@@ -11,6 +11,7 @@ import { homeRoutes } from './routes/home.ts';
 import { importRoutes } from './routes/import.ts';
 import { importHistoryRoutes } from './routes/importHistory.ts';
 import { repoRoutes } from './routes/repo.ts';
+import { codeRoutes } from './routes/code.ts';
 import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { mirrorRoutes } from './routes/mirror.ts';
@@ -58,6 +59,7 @@ export const uiMount: Mount = (app, services: Services) => {
   deliveryRoutes(router, services, ORG_HOOKS);
   homeRoutes(router, services);
   repoRoutes(router, services);
+  codeRoutes(router, services);
   webhookRoutes(router, services);
   deliveryRoutes(router, services);
   mirrorRoutes(router, services);

@@ -1,0 +1,62 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Services } from '../../services.ts';
+import { streamBlob } from '../../git/tree.ts';
+import { codeHref, resolveCodeAddress, type CodeAddress } from '../code/address.ts';
+import { blobContent, lfsPointerOf, servableLfsSize } from '../code/content.ts';
+import { folderView } from '../code/folder.ts';
+import { sendRaw } from '../code/raw.ts';
+import { PageError } from '../errors.ts';
+import { html } from '../html.ts';
+import { renderPage } from '../layout.ts';
+import { blobView } from '../pages/codeBlob.ts';
+import { pathTrail } from '../pages/codeTree.ts';
+import { repoHeader } from './repo.ts';
+
+function codePage(ctx: Context, at: CodeAddress, body: ReturnType<typeof html>): void {
+  const { repo, revision, path } = at;
+  const title = path.length ? `${path.join('/')} at ${revision.name} · ${repo.full_name}` : `${repo.full_name} at ${revision.name}`;
+  renderPage(
+    ctx,
+    {
+      title,
+      crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name, href: `/${repo.org}/${repo.name}` }, { label: path.join('/') || revision.name }],
+    },
+    html`${repoHeader(repo, repo.access.admin, 'code')}${pathTrail(repo, revision, path)}${body}`,
+  );
+}
+
+/**
+ * The file browser (SPEC §12): `tree/<ref>/<path>` a folder, `blob/<ref>/<path>` a file,
+ * `raw/<ref>/<path>` its bytes, at any branch, tag or commit, for whoever may read the
+ * repository. A folder's address under blob/ and a file's under tree/ send to the right one, as GitHub does.
+ */
+export function codeRoutes(router: Router, services: Services) {
+  router.get('/:org/:repo/tree/{*rest}', async (ctx) => {
+    const at = await resolveCodeAddress(ctx, services, ctx.params.rest);
+    if (at.object.type === 'blob') return ctx.redirect(codeHref(at.repo, 'blob', at.revision.name, at.path));
+    codePage(ctx, at, await folderView(at.dir, at.repo, at.revision, at.path, at.object.id));
+  });
+
+  router.get('/:org/:repo/blob/{*rest}', async (ctx) => {
+    const at = await resolveCodeAddress(ctx, services, ctx.params.rest);
+    if (at.object.type === 'tree') return ctx.redirect(codeHref(at.repo, 'tree', at.revision.name, at.path));
+    const content = await blobContent(at.dir, at.object);
+    const lfsSize = content.kind === 'lfs' ? await servableLfsSize(services, at.repo.id, content.pointer.oid) : undefined;
+    codePage(ctx, at, blobView({ repo: at.repo, revision: at.revision, path: at.path, content, lfsSize, plain: ctx.query.plain === '1' }));
+  });
+
+  router.get('/:org/:repo/raw/{*rest}', async (ctx) => {
+    const at = await resolveCodeAddress(ctx, services, ctx.params.rest);
+    if (at.object.type === 'tree') throw new PageError(404, 'Not found', `${at.path.join('/') || 'The root'} is a folder, not a file.`);
+    const name = at.path[at.path.length - 1];
+    // An LFS file's raw bytes are its object's, served only when the object is linked to this repository.
+    const pointer = await lfsPointerOf(at.dir, at.object);
+    if (pointer) {
+      const size = await servableLfsSize(services, at.repo.id, pointer.oid);
+      if (size === null) throw new PageError(404, 'Not found', `The Git LFS object of ${name} is missing from this repository.`);
+      return sendRaw(ctx, await services.lfs.open(pointer.oid), size, name);
+    }
+    await sendRaw(ctx, streamBlob(at.dir, at.object.id), at.object.size, name);
+  });
+}
