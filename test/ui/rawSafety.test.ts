@@ -1,8 +1,19 @@
 import t from 'tap';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { buildRepo, buildUser, type TestWharf } from '../helpers/wharf.ts';
 import { openBrowser, signIn, startUiWharf } from './browser.ts';
 import { EVIL_HTML, PNG, pushCodeFixture, sessionCookie } from './codeFixture.ts';
+
+/** `git cat-file blob` processes this test process started (the server runs in it) still alive. */
+function catFilesAlive(): number {
+  const out = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)]).toString();
+  return out.split('\n').filter((l) => l.includes('cat-file blob')).length;
+}
+
+async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end && !check();) await new Promise((r) => setTimeout(r, 50));
+}
 
 const RAW_CSP = "default-src 'none'; sandbox";
 
@@ -66,6 +77,15 @@ t.test('raw files never run on Wharf: HTML and SVG are text with nosniff and a s
   const text = await big.text();
   t.equal(text.length, fx.bigSize, 'every byte');
   t.ok(text.startsWith('0123456789abcdef'));
+  // A HEAD or a reader who leaves early ends git: no `cat-file` is left behind.
+  const head = await fetch(`${w.url}/acme/widgets/raw/main/big.txt`, { method: 'HEAD', headers: { cookie } });
+  t.equal(Number(head.headers.get('content-length')), fx.bigSize, 'HEAD gives the length');
+  const abort = new AbortController();
+  const partial = await fetch(`${w.url}/acme/widgets/raw/main/big.txt`, { headers: { cookie }, signal: abort.signal });
+  await partial.body!.getReader().read();
+  abort.abort();
+  await waitFor(() => catFilesAlive() === 0);
+  t.equal(catFilesAlive(), 0, 'no git cat-file outlives its answer');
   // A raw folder is not a file.
   t.equal((await fetch(`${w.url}/acme/widgets/raw/main/src`, { headers: { cookie } })).status, 404);
 });

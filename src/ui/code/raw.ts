@@ -29,7 +29,11 @@ async function peek(source: Readable, n: number): Promise<{ head: Buffer; body: 
     if (ended) return;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
   }
-  return { head: Buffer.concat(first), body: Readable.from(whole(), { objectMode: false }) };
+  const body = Readable.from(whole(), { objectMode: false });
+  // Ending the body early (HEAD, a reader gone) must end the source too: a git left
+  // writing into a pipe nobody reads would wait for ever.
+  body.once('close', () => source.destroy());
+  return { head: Buffer.concat(first), body };
 }
 
 /** An attachment's Content-Disposition: an ASCII filename for old clients, the exact one as RFC 5987 UTF-8. */
