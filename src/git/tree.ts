@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { git, gitBuffer, gitPiped, startGit } from './run.ts';
+import { git, gitExitCode, gitPiped, startGit } from './run.ts';
 import { submoduleUrls } from './gitmodules.ts';
 
 /** What a path names in a commit: its object id, type and size in bytes (0 for a tree). */
@@ -20,22 +20,63 @@ export interface TreeEntry {
   size: number | null;
 }
 
+/** An object looked up by path, with a blob's content when it is no larger than the cap asked for. */
+export interface FoundObject {
+  object: GitObject;
+  /** The whole content of a blob of at most `contentCap` bytes; null otherwise. */
+  content: Buffer | null;
+}
+
+/** The object spec of a path in a commit (segments already checked by safeSegments): the root tree for no path. */
+function pathSpec(commit: string, path: string[]): string {
+  return path.length ? `${commit}:${path.join('/')}` : `${commit}^{tree}`;
+}
+
 /**
- * The blob or tree at `path` (segments already checked by safeSegments) in a commit, read
- * by one `cat-file --batch-check` fed on stdin, so no part of the path is read as an
- * option; null when nothing is there (a submodule's commit is not in this repository either).
+ * The blob or tree at `path` in a commit, and a small blob's content, from one `cat-file
+ * --batch` fed on stdin (so no part of the path is read as an option): git is stopped as
+ * soon as the header shows the content is not wanted, so a huge blob is never read. Null
+ * when nothing is there (a submodule's commit is not in this repository either).
  */
-export async function objectAt(dir: string, commit: string, path: string[]): Promise<GitObject | null> {
-  const spec = path.length ? `${commit}:${path.join('/')}` : `${commit}^{tree}`;
-  const out = (await gitBuffer(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], `${spec}\n`, { cwd: dir })).toString('utf8');
-  const [id, type, size] = out.trim().split(' ');
-  if (type !== 'blob' && type !== 'tree') return null;
-  return { id, type, size: type === 'blob' ? Number(size) : 0 };
+export async function objectAt(dir: string, commit: string, path: string[], contentCap = 0): Promise<FoundObject | null> {
+  const { child, done } = startGit(['cat-file', '--batch'], { cwd: dir, input: `${pathSpec(commit, path)}\n` });
+  let head = Buffer.alloc(0);
+  let object: GitObject | null = null;
+  const body: Buffer[] = [];
+  let bodyBytes = 0;
+  let result: FoundObject | null | undefined;
+  const finish = (found: FoundObject | null) => {
+    result = found;
+    child.stdout.destroy();
+    child.kill();
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (result !== undefined) return;
+    if (!object) {
+      head = Buffer.concat([head, chunk]);
+      const eol = head.indexOf(10);
+      if (eol < 0) return;
+      // "<id> <type> <size>"; anything else ("<spec> missing", "ambiguous") names nothing.
+      const header = /^([0-9a-f]{40,64}) (blob|tree) (\d+)$/.exec(head.subarray(0, eol).toString('utf8'));
+      if (!header) return finish(null);
+      const [, id, type, size] = header;
+      object = { id, type: type as GitObject['type'], size: type === 'blob' ? Number(size) : 0 };
+      if (type !== 'blob' || object.size > contentCap) return finish({ object, content: null });
+      chunk = head.subarray(eol + 1);
+    }
+    body.push(chunk);
+    bodyBytes += chunk.length;
+    // The content, then a newline.
+    if (bodyBytes > object.size) finish({ object, content: Buffer.concat(body).subarray(0, object.size) });
+  });
+  await done;
+  if (result === undefined) throw new Error(`git cat-file --batch ended before answering for ${pathSpec(commit, path)}`);
+  return result;
 }
 
 /** A folder's entries from one `ls-tree -z --long` (never one git per entry): folders first, then by name. */
-export async function listTree(dir: string, tree: string): Promise<TreeEntry[]> {
-  const out = await git(['ls-tree', '-z', '--long', '--end-of-options', tree], { cwd: dir });
+export async function listTree(dir: string, treeIsh: string): Promise<TreeEntry[]> {
+  const out = await git(['ls-tree', '-z', '--long', '--end-of-options', treeIsh], { cwd: dir });
   const entries: TreeEntry[] = [];
   for (const record of out.split('\0')) {
     const tab = record.indexOf('\t');
@@ -45,6 +86,16 @@ export async function listTree(dir: string, tree: string): Promise<TreeEntry[]> 
   }
   const rank = (e: TreeEntry) => (e.type === 'tree' ? 0 : 1);
   return entries.sort((a, b) => rank(a) - rank(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The entries of the folder at `path` in a commit, or null when git finds no folder there (a file, or nothing). */
+export async function listFolderAt(dir: string, commit: string, path: string[]): Promise<TreeEntry[] | null> {
+  try {
+    return await listTree(dir, pathSpec(commit, path));
+  } catch (err) {
+    if (gitExitCode(err) !== undefined) return null;
+    throw err;
+  }
 }
 
 /** A blob's whole content; only for blobs whose size the caller has checked is small. */

@@ -1,5 +1,4 @@
 import type { Services } from '../../services.ts';
-import { readBlob, type GitObject } from '../../git/tree.ts';
 import { repositoryHasObject } from '../../lfs/links.ts';
 import { parseLfsPointer, type LfsPointer } from '../../remote/lfsScan.ts';
 
@@ -24,11 +23,12 @@ export function looksBinary(head: Buffer): boolean {
   return head.subarray(0, BINARY_PEEK).includes(0);
 }
 
-/** Reads a blob for a page: never more than SHOWN_LIMIT bytes (its size is known before it is read). */
-export async function blobContent(dir: string, object: GitObject): Promise<BlobContent> {
-  const size = object.size;
-  if (size > SHOWN_LIMIT) return { kind: 'large', size };
-  const bytes = await readBlob(dir, object.id);
+/**
+ * A blob as a page shows it, from its size and its content (null when the blob was too
+ * large to be read: over SHOWN_LIMIT, it never is).
+ */
+export function blobContent(size: number, bytes: Buffer | null): BlobContent {
+  if (!bytes || size > SHOWN_LIMIT) return { kind: 'large', size };
   if (looksBinary(bytes)) return { kind: 'binary', size };
   const text = bytes.toString('utf8');
   const pointer = size < POINTER_LIMIT ? parseLfsPointer(text) : null;
@@ -36,10 +36,10 @@ export async function blobContent(dir: string, object: GitObject): Promise<BlobC
   return { kind: 'text', size, text };
 }
 
-/** The LFS pointer a blob holds, or null; reads only blobs small enough to be one. */
-export async function lfsPointerOf(dir: string, object: GitObject): Promise<LfsPointer | null> {
-  if (object.size >= POINTER_LIMIT) return null;
-  return parseLfsPointer((await readBlob(dir, object.id)).toString('utf8'));
+/** The LFS pointer small content holds, or null (content over the pointer limit never is one). */
+export function lfsPointerIn(bytes: Buffer | null): LfsPointer | null {
+  if (!bytes || bytes.length >= POINTER_LIMIT) return null;
+  return parseLfsPointer(bytes.toString('utf8'));
 }
 
 /**

@@ -15,6 +15,7 @@ import { parkedPushRecords } from '../../pushes/parking.ts';
 import { findMirror } from '../../pullMirrors/state.ts';
 import { mirrorCard } from '../pages/mirror.ts';
 import { folderView } from '../code/folder.ts';
+import { listTree } from '../../git/tree.ts';
 
 const SHOWN_REFS = 50;
 
@@ -90,7 +91,7 @@ export function repoRoutes(router: Router, services: Services) {
       : html`<section class="card push-help"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre>
         <p>When git asks for credentials, give any user name and an access token as the password (the token you signed in with, or a new one from <code>wharf token create &lt;login&gt;</code>). Pushing needs membership of ${repo.org}.</p></section>`;
     // The root folder of the default branch and its README, as a file browser page shows them.
-    const files = branch ? await folderView(dir, repo, { name: branch.name, kind: 'branch', commit: branch.sha }, [], branch.sha) : '';
+    const files = branch ? await folderView(dir, repo, { name: branch.name, kind: 'branch', commit: branch.sha }, [], await listTree(dir, branch.sha)) : '';
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
