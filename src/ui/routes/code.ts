@@ -8,7 +8,7 @@ import { blobContent, lfsPointerIn, servableLfsSize, SHOWN_LIMIT } from '../code
 import { folderView } from '../code/folder.ts';
 import { sendRaw } from '../code/raw.ts';
 import { PageError } from '../errors.ts';
-import { html } from '../html.ts';
+import { html, type SafeHtml } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { blobView } from '../pages/codeBlob.ts';
 import { pathTrail } from '../pages/codeTree.ts';
@@ -17,7 +17,7 @@ import { repoHeader } from './repo.ts';
 /** A raw file this small comes with its look-up and is sent from memory; a larger one streams from its own git. */
 const RAW_IN_MEMORY = 64 * 1024;
 
-function codePage(ctx: Context, at: CodeAddress, body: ReturnType<typeof html>): void {
+function codePage(ctx: Context, at: CodeAddress, body: SafeHtml): void {
   const { repo, revision, path } = at;
   const title = path.length ? `${path.join('/')} at ${revision.name} · ${repo.full_name}` : `${repo.full_name} at ${revision.name}`;
   renderPage(
