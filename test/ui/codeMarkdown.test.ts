@@ -20,7 +20,7 @@ t.test('relative links and images resolve against the folder at the ref; others 
     '//example.org/y',
     '/acme/widgets/blob/feature/x/docs/a%20b/%5Cevil.com/z',
   ]);
-  t.notMatch(out, /evil\.com\/z" |href="[^"]*\/\/evil/, 'a backslash never leads to another host');
+  t.notMatch(out, /href="[^"]*\/\/evil/, 'a backslash never leads to another host');
   t.same(srcs(out), ['/acme/widgets/raw/feature/x/docs/a%20b/img/logo.png', 'https://example.com/i.png']);
   t.match(out, /<a href="https:\/\/example.com\/x" rel="nofollow noopener noreferrer">/, 'external links are marked');
 });
