@@ -58,7 +58,7 @@ export async function pushCodeFixture(t: TestLike, w: TestWharf, fullName: strin
   await g.commit(work, 'The widgets', {
     'README.md': README,
     'docs/README.md': '# Docs\n\nBack to [the top](../README.md).\n',
-    'docs/guide.md': '# Guide\n\nA *guide* with a [link home](/README.md).\n',
+    'docs/guide.md': '## Guide\n\nA *guide* with a [link home](/README.md).\n\n#### Details\n',
     'img/logo.png': PNG,
     'src/main.ts': MAIN_TS,
     'big.txt': big,

@@ -33,7 +33,13 @@ t.test('raw HTML is text, dangerous links are refused, headings sit under the pa
   t.notMatch(out, /<script|<img src=x/, 'no markup from the document');
   t.match(out, '&lt;script&gt;alert(1)&lt;/script&gt;');
   t.same(hrefs(out), [], 'no javascript:, vbscript: or data: link');
-  t.match(out, '<h3>Title</h3>', 'h1 becomes h3');
-  t.match(out, '<h6>Deep</h6>', 'and none goes past h6');
+  t.match(out, '<h3>Title</h3>', 'the first heading is an h3, under the page h1 and the section h2');
+  t.match(out, '<h4>Deep</h4>', 'a heading steps at most one level below the one before');
+  const shape = renderMarkdown('## Intro\n\n### Part\n\n#### Detail\n\n## Next\n\n# Top\n\n######## not a heading').value;
+  t.same(
+    [...shape.matchAll(/<(h\d)>([^<]*)</g)].map((m) => `${m[1]} ${m[2]}`),
+    ['h3 Intro', 'h4 Part', 'h5 Detail', 'h3 Next', 'h3 Top'],
+    'a README that starts at ## keeps its shape without skipping a level',
+  );
   t.match(renderMarkdown('see https://example.com').value, '<a href="https://example.com"', 'bare URLs become links');
 });

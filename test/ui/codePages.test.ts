@@ -48,8 +48,13 @@ t.test('a member browses the code: repository page, folders, files of every kind
   t.match(await page.textContent('.blob .markdown em'), 'guide');
   t.equal(await page.getAttribute('.blob .markdown a', 'href'), '/acme/widgets/blob/main/README.md', 'a link from / starts at the root');
   await expectAccessible(t, page, 'code-blob-markdown');
+  t.same(
+    await page.$$eval('.blob .markdown :is(h3, h4, h5)', (hs) => hs.map((h) => `${h.tagName} ${h.textContent}`)),
+    ['H3 Guide', 'H4 Details'],
+    'headings that start at ## and skip a level fit the page outline',
+  );
   await Promise.all([page.waitForURL(/plain=1$/), page.click('.blob-views a:text("Source")')]);
-  t.equal(await page.textContent('#L1'), '# Guide', 'the source with line numbers');
+  t.equal(await page.textContent('#L1'), '## Guide', 'the source with line numbers');
 
   // Text: escaped, numbered lines; a long line scrolls inside its box, never the page.
   await page.goto(`${w.url}/acme/widgets/blob/main/src/main.ts`);

@@ -19,8 +19,8 @@ interface Env {
 // as it is (no javascript:, vbscript:, file: or data: but images).
 const md = new MarkdownIt({ html: false, linkify: true });
 
-/** Headings start under the page's own h1 and the section's h2, so the page keeps one outline. */
-const HEADING_SHIFT = 2;
+/** The level of a document's first heading: under the page's own h1 and the section's h2. */
+const FIRST_HEADING = 3;
 
 const ABSOLUTE = /^([a-z][a-z0-9+.-]*:|\/\/)/i;
 
@@ -54,13 +54,21 @@ md.renderer.rules.image = (tokens, idx, options, env: Env, self) => {
   return renderImage(tokens, idx, options, env, self);
 };
 
-const shiftHeading = (tokens: Token[], idx: number, options: Options, env: Env, self: Renderer) => {
-  const token = tokens[idx];
-  token.tag = `h${Math.min(6, Number(token.tag.slice(1)) + HEADING_SHIFT)}`;
-  return renderDefault(tokens, idx, options, env, self);
-};
-md.renderer.rules.heading_open = shiftHeading;
-md.renderer.rules.heading_close = shiftHeading;
+// Headings keep the document's shape but never skip a level of the page's outline (a
+// README that starts at "##", or jumps from "#" to "###", would): each steps at most one
+// below the one before it, the first is an h3, and none goes above h3 or below h6.
+md.core.ruler.push('page_outline', (state) => {
+  let before: { level: number; placed: number } | null = null;
+  state.tokens.forEach((token, i) => {
+    if (token.type !== 'heading_open') return;
+    const level = Number(token.tag.slice(1));
+    const placed = before ? Math.min(6, Math.max(FIRST_HEADING, before.placed + Math.min(1, level - before.level))) : FIRST_HEADING;
+    before = { level, placed };
+    token.tag = `h${placed}`;
+    // heading_open, its inline content, heading_close.
+    if (state.tokens[i + 2]?.type === 'heading_close') state.tokens[i + 2].tag = token.tag;
+  });
+});
 
 /** Markdown file names: `.md` and `.markdown`, any case. */
 export function isMarkdown(name: string): boolean {
