@@ -25,6 +25,10 @@ See [the guide](docs/guide.md), [the docs folder](docs) and [the site](https://e
 <script>window.pwned = 1</script> stays text.
 
 [a trap](javascript:window.pwned=1)
+
+| option | default | meaning |
+| --- | --- | --- |
+| \`WHARF_A_VERY_LONG_CONFIGURATION_VARIABLE_NAME\` | \`https://example.com/a/very/long/default/address/that/does/not/wrap\` | what it does, at some length, so the table is wider than a phone |
 `;
 
 /** Lines of src/main.ts; the third is far wider than a phone. */
