@@ -12,6 +12,7 @@ import { importRoutes } from './routes/import.ts';
 import { importHistoryRoutes } from './routes/importHistory.ts';
 import { repoRoutes } from './routes/repo.ts';
 import { historyRoutes } from './routes/history.ts';
+import { codeRoutes } from './routes/code.ts';
 import { ORG_HOOKS, webhookRoutes } from './routes/webhooks.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { mirrorRoutes } from './routes/mirror.ts';
@@ -63,6 +64,7 @@ export const uiMount: Mount = (app, services: Services) => {
   homeRoutes(router, services);
   repoRoutes(router, services);
   historyRoutes(router, services);
+  codeRoutes(router, services);
   webhookRoutes(router, services);
   deliveryRoutes(router, services);
   mirrorRoutes(router, services);

@@ -15,6 +15,8 @@ import { parkedPushRecords } from '../../pushes/parking.ts';
 import { findMirror } from '../../pullMirrors/state.ts';
 import { mirrorCard } from '../pages/mirror.ts';
 import { commitHref, refPath } from '../pages/history.ts';
+import { folderView } from '../code/folder.ts';
+import { listTree } from '../../git/tree.ts';
 
 const SHOWN_REFS = 50;
 
@@ -56,7 +58,7 @@ async function issuesSection(ctx: Context, services: Services, repo: SeenRepo): 
   return html`<section class="card"><h2>Open issues <span class="count">${issues.length}</span></h2>${list}</section>`;
 }
 
-/** The repository page: clone URL, recent commits, branches, tags, open issues. */
+/** The repository page: clone URL, the default branch's files and README, recent commits, branches, tags, open issues. */
 export function repoRoutes(router: Router, services: Services) {
   router.get('/:org/:repo', async (ctx) => {
     // A clone URL pasted into the browser shows the repository, as on other forges.
@@ -89,12 +91,15 @@ export function repoRoutes(router: Router, services: Services) {
         )}</ul></section>`
       : html`<section class="card push-help"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre>
         <p>When git asks for credentials, give any user name and an access token as the password (the token you signed in with, or a new one from <code>wharf token create &lt;login&gt;</code>). Pushing needs membership of ${repo.org}.</p></section>`;
+    // The root folder of the default branch and its README, as a file browser page shows them.
+    const files = branch ? await folderView(dir, repo, { name: branch.name, kind: 'branch', commit: branch.sha }, [], await listTree(dir, branch.sha)) : '';
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
       html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}${mirror ? mirrorCard(ctx, `/${repo.org}/${repo.name}`, mirror, owner) : ''}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><textarea id="clone-url" class="copy-field" readonly rows="1" spellcheck="false">${repo.clone_url}</textarea><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
       <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
+      ${files}
       <div class="columns"><div>${history}${issues}</div><div>${refList(repo, 'Branches', refs.branches)}${refList(repo, 'Tags', refs.tags)}</div></div>`,
     );
   });
