@@ -26,6 +26,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** A start that could not take its address (PORT, HOST), with what to do about it in one sentence. */
+export class ListenError extends Error {}
+
+/** The sentence for a failed listen: a busy port and a privileged one are the usual cases on a first start. */
+function listenError(err: unknown, config: Config): Error {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const port = config.port;
+  if (code === 'EADDRINUSE')
+    return new ListenError(`Port ${port} is in use: another program listens there. Set PORT to a free port (PORT=${port + 1} npm start).`);
+  if (code === 'EACCES') return new ListenError(`Port ${port} needs privileges this user lacks. Set PORT to a port above 1023 (PORT=3000 npm start).`);
+  if (code === 'EADDRNOTAVAIL') return new ListenError(`HOST ${config.host} is not an address of this machine. Set HOST to one (HOST=127.0.0.1 npm start).`);
+  return err as Error;
+}
+
 /** The LFS store the configuration names; the one place that chooses an implementation (the CLI's commands that run workers use it too). */
 export function createLfsStore(config: Config): LfsStore {
   return createFsLfsStore(config.lfsDir);
@@ -50,7 +64,6 @@ export async function startServer(
     if (!options.db) await db.destroy();
     throw err;
   }
-  const first = await bootstrap(db, config);
   // Listen before building the app so that, with PORT=0, BASE_URL carries the real port.
   const server = http.createServer({
     // A client that stops mid-headers is answered 408 and closed.
@@ -63,10 +76,18 @@ export async function startServer(
     connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestHeadersTimeoutMs / 4))),
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    // Nothing else is open yet: closing the database lets the process end instead of hanging.
+    if (!options.db) await db.destroy();
+    throw listenError(err, config);
+  }
+  // Only a start that listens creates the first admin, so the token it prints is one the user can use.
+  const first = await bootstrap(db, config);
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;
