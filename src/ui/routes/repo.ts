@@ -14,6 +14,7 @@ import { failingPushRecords } from '../../pushes/records.ts';
 import { parkedPushRecords } from '../../pushes/parking.ts';
 import { findMirror } from '../../pullMirrors/state.ts';
 import { mirrorCard } from '../pages/mirror.ts';
+import { pushHelp } from '../pages/pushHelp.ts';
 
 const SHOWN_REFS = 50;
 
@@ -86,8 +87,7 @@ export function repoRoutes(router: Router, services: Services) {
           (c) =>
             html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> ${c.subject}</span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
         )}</ul></section>`
-      : html`<section class="card push-help"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre>
-        <p>When git asks for credentials, give any user name and an access token as the password (the token you signed in with, or a new one from <code>wharf token create &lt;login&gt;</code>). Pushing needs membership of ${repo.org}.</p></section>`;
+      : pushHelp(repo);
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
