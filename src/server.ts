@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { EventEmitter } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { connect, migrate, type Db } from './db/connect.ts';
 import { createLogger } from './log.ts';
@@ -40,6 +40,20 @@ function listenError(err: unknown, config: Config): Error {
   return err as Error;
 }
 
+/** Takes the address for a moment and lets it go, or throws the ListenError the real listen would (which still checks, later). */
+async function probeListen(config: Config): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    throw listenError(err, config);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 /** The LFS store the configuration names; the one place that chooses an implementation (the CLI's commands that run workers use it too). */
 export function createLfsStore(config: Config): LfsStore {
   return createFsLfsStore(config.lfsDir);
@@ -56,6 +70,8 @@ export async function startServer(
 ): Promise<RunningServer> {
   useFanOut(webhookFanOut);
   const log = createLogger(config.logLevel, options.logDestination);
+  // A busy port is the commonest failed first start: say so before migrating, which can take a while.
+  if (config.port !== 0) await probeListen(config);
   const db = options.db ?? connect(config.databaseUrl);
   try {
     await migrate(db);

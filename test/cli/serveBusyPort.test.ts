@@ -8,6 +8,9 @@ import { createTestDatabase } from '../helpers/database.ts';
 import { asUserRuns, runCli, WHARF_BIN } from '../helpers/cli.ts';
 import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
 import type { TestLike } from '../helpers/wharf.ts';
+import { loadConfig } from '../../src/config.ts';
+import { ListenError, startServer } from '../../src/server.ts';
+import { connect } from '../../src/db/connect.ts';
 
 /** A loopback port some other program listens on, for the test's length. */
 async function occupiedPort(t: TestLike): Promise<number> {
@@ -63,6 +66,25 @@ t.test('a port in use: one line naming it and what to do, a non-zero exit at onc
   const node = await startServeProcess(env, { t, timeoutMs: 60_000 });
   t.match(node.token, /^wharf_/, 'the token is shown on the start that can listen');
   t.equal(await node.stop(), 0);
+});
+
+t.test('in the process: startServer refuses a busy port within a second, with the sentence, before touching the database', async (t) => {
+  const env = await environment(t);
+  const port = await occupiedPort(t);
+  const config = loadConfig({ ...env, PORT: String(port) });
+  const started = Date.now();
+  const err = await startServer(config).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  const ms = Date.now() - started;
+  t.ok(err instanceof ListenError, `a ListenError (${String(err)})`);
+  t.match((err as Error).message, `Port ${port} is in use`);
+  // Before migrating: the refusal takes milliseconds (a loaded machine may stretch them).
+  t.ok(ms < 1_000, `refused in ${ms} ms`);
+  const db = connect(config.databaseUrl);
+  t.teardown(() => db.destroy());
+  t.notOk(await db.schema.hasTable('users'), 'the database is untouched: not even migrated, so no admin was created');
 });
 
 t.test('until a token has been used, every start says how to get one', async (t) => {
