@@ -16,7 +16,13 @@ async function farNextAttempts(page: Page, slackMs: number): Promise<string[]> {
 
 t.test('a paused webhook: badge Paused, a Held filter (UI and API); right after Resume the rows say Sending, not a time 25 s ahead', async (t) => {
   const w = await startUiWharf(t, {
-    env: { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_PAUSE_AFTER: '2', WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms', WEBHOOK_PROBE_AFTER: '1h' },
+    env: {
+      WEBHOOK_ALLOWED_HOSTS: 'loopback',
+      WEBHOOK_PAUSE_AFTER: '2',
+      WEBHOOK_RETRY_SCHEDULE: '0s,100ms,100ms',
+      WEBHOOK_PROBE_AFTER: '1h',
+      WEBHOOK_TIMEOUT: '30s',
+    },
   });
   const repo = await buildRepo(w, 'demo', 'widgets');
   let answer: Answer = { status: 503, body: 'maintenance' };
@@ -51,7 +57,7 @@ t.test('a paused webhook: badge Paused, a Held filter (UI and API); right after 
   );
 
   // The receiver is back, but slow: each answer takes a while, so the rows are read while their attempts are in flight.
-  answer = { delayMs: 4000 };
+  answer = { delayMs: 8000 };
   const before = rx.arrivals.length;
   await page.goto(here);
   await page.click('#health button:has-text("Resume")');
@@ -62,7 +68,8 @@ t.test('a paused webhook: badge Paused, a Held filter (UI and API); right after 
 });
 
 t.test('right after Redeliver, the delivery says Sending, not a next attempt 25 s ahead', async (t) => {
-  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  // Answers take 8 s (the page is read meanwhile, however loaded the machine), well inside the attempt timeout.
+  const w = await startUiWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback', WEBHOOK_TIMEOUT: '30s' } });
   await buildRepo(w, 'demo', 'widgets');
   let answer: Answer = {};
   const rx = await startReceiver(t, () => answer);
@@ -73,7 +80,7 @@ t.test('right after Redeliver, the delivery says Sending, not a next attempt 25 
   const ping = (await w.api('GET', `/api/v1/webhooks/${id}/deliveries`)).body.deliveries[0];
   const { page } = await openBrowser(t);
   await signIn(page, w);
-  answer = { delayMs: 4000 };
+  answer = { delayMs: 8000 };
   await page.goto(`${w.url}/demo/widgets/settings/hooks/${id}/deliveries/${ping.id}`);
   const before = rx.arrivals.length;
   const original = page.url();
