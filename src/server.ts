@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { EventEmitter } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { connect, migrate, type Db } from './db/connect.ts';
 import { createLogger } from './log.ts';
@@ -27,6 +27,34 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** A start that could not take its address (PORT, HOST), with what to do about it in one sentence. */
+export class ListenError extends Error {}
+
+/** The sentence for a failed listen: a busy port and a privileged one are the usual cases on a first start. */
+function listenError(err: unknown, config: Config): Error {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const port = config.port;
+  if (code === 'EADDRINUSE')
+    return new ListenError(`Port ${port} is in use: another program listens there. Set PORT to a free port (PORT=${port + 1} npm start).`);
+  if (code === 'EACCES') return new ListenError(`Port ${port} needs privileges this user lacks. Set PORT to a port above 1023 (PORT=3000 npm start).`);
+  if (code === 'EADDRNOTAVAIL') return new ListenError(`HOST ${config.host} is not an address of this machine. Set HOST to one (HOST=127.0.0.1 npm start).`);
+  return err as Error;
+}
+
+/** Takes the address for a moment and lets it go, or throws the ListenError the real listen would (which still checks, later). */
+async function probeListen(config: Config): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    throw listenError(err, config);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 /** The LFS store the configuration names; the one place that chooses an implementation (the CLI's commands that run workers use it too). */
 export function createLfsStore(config: Config): LfsStore {
   if (config.lfsStore === 's3' && config.s3) return createS3LfsStore(s3StoreOptions(config));
@@ -50,6 +78,8 @@ export async function startServer(
 ): Promise<RunningServer> {
   useFanOut(webhookFanOut);
   const log = createLogger(config.logLevel, options.logDestination);
+  // A busy port is the commonest failed first start: say so before migrating, which can take a while.
+  if (config.port !== 0) await probeListen(config);
   const db = options.db ?? connect(config.databaseUrl);
   try {
     await migrate(db);
@@ -59,7 +89,6 @@ export async function startServer(
     if (!options.db) await db.destroy();
     throw err;
   }
-  const first = await bootstrap(db, config);
   // Listen before building the app so that, with PORT=0, BASE_URL carries the real port.
   const server = http.createServer({
     // A client that stops mid-headers is answered 408 and closed.
@@ -72,10 +101,18 @@ export async function startServer(
     connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestHeadersTimeoutMs / 4))),
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    // Nothing else is open yet: closing the database lets the process end instead of hanging.
+    if (!options.db) await db.destroy();
+    throw listenError(err, config);
+  }
+  // Only a start that listens creates the first admin, so the token it prints is one the user can use.
+  const first = await bootstrap(db, config);
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;

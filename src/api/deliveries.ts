@@ -14,7 +14,11 @@ const NoInput = { type: 'object', additionalProperties: false, properties: {} } 
 const HistoryQuery = {
   type: 'object',
   properties: {
-    status: { type: 'string', enum: ['success', 'failed', 'pending'] },
+    status: {
+      type: 'string',
+      enum: ['success', 'failed', 'pending', 'held'],
+      description: '`held`: pending deliveries held while the webhook is paused or disabled (no next attempt; SPEC §5.5).',
+    },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
     cursor: { type: 'string', description: "From the previous page's `next_cursor`." },
   },

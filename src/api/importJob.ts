@@ -6,6 +6,7 @@ import { iso } from './present.ts';
 import { named, type Answer } from './route.ts';
 import { ID, INT_OR_NULL, TEXT_OR_NULL, TIME, TIME_OR_NULL } from './schemas.ts';
 import { FAILURE_CODES, type FailureCode } from '../import/failure.ts';
+import { importWarnings } from '../import/warnings.ts';
 
 const COUNT = { type: 'integer', minimum: 0 } as const;
 
@@ -31,6 +32,7 @@ export const ImportJobSchema = named('ImportJob', {
     'started_at',
     'finished_at',
     'duration_ms',
+    'warnings',
   ],
   properties: {
     id: ID,
@@ -98,6 +100,17 @@ export const ImportJobSchema = named('ImportJob', {
     started_at: { ...TIME_OR_NULL, description: 'When a worker first took the job up.' },
     finished_at: TIME_OR_NULL,
     duration_ms: { ...INT_OR_NULL, description: 'From started_at to finished_at; null until both are known.' },
+    warnings: {
+      type: 'array',
+      description:
+        'What went wrong in a job that still succeeded (the repository was imported), e.g. LFS objects missing at the source (listed in repository.missing_lfs_objects); empty otherwise.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code', 'message'],
+        properties: { code: { type: 'string', enum: ['missing_lfs_objects'] }, message: { type: 'string' } },
+      },
+    },
   },
 } as const);
 
@@ -105,7 +118,8 @@ export const ImportJobSchema = named('ImportJob', {
  * The API form of a job (SPEC §8.1). Built field by field, so the stored credentials,
  * lease and attempt bookkeeping can never leak into an answer. `repository` adds
  * `missing_lfs_objects` (the objects the source could not give, each with oid, size and
- * the error) to the spec's counts (left out by jobs that finished before it was counted); `lfs_url` is the endpoint the request named, or null.
+ * the error) to the spec's counts (left out by jobs that finished before it was counted); `lfs_url` is the endpoint the request named, or null;
+ * `warnings` says what went wrong in a job that still succeeded (SPEC §8.1 keeps such a job `succeeded`).
  */
 export function presentImportJob(config: Config, job: ImportJob): Answer<typeof ImportJobSchema> {
   const result: ImportResult | null = job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
@@ -147,5 +161,6 @@ export function presentImportJob(config: Config, job: ImportJob): Answer<typeof 
     started_at: iso(job.started_at),
     finished_at: iso(job.finished_at),
     duration_ms: jobDuration(job),
+    warnings: importWarnings(result),
   };
 }

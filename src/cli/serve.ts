@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { connect, migrate } from '../db/connect.ts';
 import { startServer } from '../server.ts';
+import { signInHint } from '../domain/bootstrap.ts';
 import type { RunWrapper } from './common.ts';
 
 /** `wharf serve` and `wharf migrate`. */
@@ -23,6 +24,10 @@ export function serveCommand(program: Command, run: RunWrapper) {
             `Open ${home} and sign in with this token: ${token}\n` +
             `It is shown once: keep it. The API takes it as "Authorization: Bearer <token>"; git push and clone take it as the password, with any user name.\n` +
             `More tokens: npx wharf token create <login>\n`;
+        } else {
+          // A first start whose token was never seen (it failed, or the terminal closed) would otherwise leave no way in.
+          const login = await signInHint(running.services.db);
+          if (login) banner += `Sign in with a token: npx wharf token create ${login}\n`;
         }
         // The handlers first, then the banner: whoever reads the address may stop it at once.
         const stopped = new Promise<void>((resolve) => {

@@ -28,3 +28,17 @@ export async function bootstrap(db: Db, _config: Config): Promise<BootstrapResul
       throw err;
     });
 }
+
+/**
+ * The login to name in "Sign in with a token: npx wharf token create <login>" while no
+ * token has ever been used (a first start whose token was never seen, or lost): the first
+ * site administrator's; null once any token has signed anything in, or when there is no
+ * administrator. Every sign-in, API call and git request goes through userForToken, which
+ * records a token's last use.
+ */
+export async function signInHint(db: Db): Promise<string | null> {
+  const used = await db('access_tokens').whereNotNull('last_used_at').first('id');
+  if (used) return null;
+  const admin = await db('users').where('is_admin', true).orderBy('id').first('login');
+  return admin ? String(admin.login) : null;
+}

@@ -127,7 +127,8 @@ export async function fetchLfsObjects(pointers: LfsPointer[], options: LfsFetchO
         answer = await batch(endpoint, group, options, dispatcher);
       } catch (err) {
         if (options.signal.aborted) throw err;
-        for (const p of group) missing.push({ ...p, error: scrub(err) });
+        const why = unreachable(endpoint, options.endpoint == null, scrub(err));
+        for (const p of group) missing.push({ ...p, error: why });
         continue;
       }
       const byOid = offeredObjects(answer);
@@ -182,6 +183,15 @@ async function safeRequest(
 function discard(body: Body): void {
   body.on('error', () => {});
   if (!body.destroyed) body.destroy();
+}
+
+/**
+ * Why a batch request failed, for someone who can fix it: the endpoint tried (never with
+ * credentials: a guessed one is built from the URL's origin and path, a given one may hold
+ * none), whether it was guessed, the system's reason, and the field that names another.
+ */
+function unreachable(endpoint: string, guessed: boolean, reason: string): string {
+  return `the LFS endpoint ${endpoint}${guessed ? ' (guessed from the source URL)' : ''} failed: ${reason}. If the source serves LFS elsewhere, give its address in the import's "LFS endpoint" field (lfs_url; --lfs-url)`;
 }
 
 /** The parsed batch answer, not yet looked into. */

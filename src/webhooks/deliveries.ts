@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Db } from '../db/connect.ts';
 import type { DbBool, DbInt } from '../db/rows.ts';
 import type { DeliveryStatus } from './model.ts';
@@ -22,6 +23,21 @@ export interface Delivery {
   duration_ms: number | null;
   last_attempt_at: number | null;
   created_at: number;
+  /**
+   * A dispatcher holds it now (its attempt is being sent, or waits its turn): while it does,
+   * next_attempt_at is the end of that hold, not a next attempt.
+   */
+  sending: boolean;
+}
+
+/** What a delivery list may be narrowed to: a status, or `held` (pending, held while its webhook is paused or disabled, SPEC §5.5). */
+export type DeliveryFilter = DeliveryStatus | 'held';
+
+/** Narrows a query of `deliveries` (aliased `prefix`, if any) to a filter. */
+export function whereFilter(q: Knex.QueryBuilder, filter: DeliveryFilter, prefix = ''): Knex.QueryBuilder {
+  if (filter !== 'held') return q.where(`${prefix}status`, filter);
+  // Held: pending with no next attempt (endpointHealth.ts), the same rule as heldCounts.
+  return q.where(`${prefix}status`, 'pending').whereNull(`${prefix}next_attempt_at`);
 }
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -49,6 +65,7 @@ interface DeliveryRow {
   duration_ms: number | null;
   last_attempt_at: DbInt | null;
   created_at: DbInt;
+  lease_owner: string | null;
 }
 
 /** Parses a `deliveries` row from either dialect. */
@@ -71,6 +88,8 @@ export function toDelivery(row: DeliveryRow): Delivery {
     duration_ms: num(row.duration_ms),
     last_attempt_at: num(row.last_attempt_at),
     created_at: Number(row.created_at),
+    // A hold past its end belongs to a node that died: the delivery is due again, not being sent.
+    sending: row.status === 'pending' && row.lease_owner != null && row.next_attempt_at !== null && Number(row.next_attempt_at) > Date.now(),
   };
 }
 
@@ -92,6 +111,7 @@ export const DELIVERY_COLUMNS = [
   'duration_ms',
   'last_attempt_at',
   'created_at',
+  'lease_owner',
 ];
 
 /** The exact body bytes of each delivery: its own (pings) or its event's, fixed when the event happened. */

@@ -3,8 +3,7 @@ import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import { wake, type DomainContext } from '../services.ts';
 import { countBy } from '../db/rows.ts';
-import { DELIVERY_COLUMNS, toDelivery, type Delivery } from './deliveries.ts';
-import type { DeliveryStatus } from './model.ts';
+import { DELIVERY_COLUMNS, toDelivery, whereFilter, type Delivery, type DeliveryFilter } from './deliveries.ts';
 import { insertedId } from '../db/results.ts';
 
 /** The counts a webhook's delivery list opens with. */
@@ -34,14 +33,14 @@ export async function countDeliveries(db: Db, webhookId: number): Promise<Delive
 export async function listDeliveries(
   db: Db,
   webhookId: number,
-  options: { status?: DeliveryStatus; limit: number; before?: number },
+  options: { status?: DeliveryFilter; limit: number; before?: number },
 ): Promise<{ deliveries: Delivery[]; next: number | null }> {
   const q = db('deliveries')
     .where('webhook_id', webhookId)
     .orderBy('id', 'desc')
     .limit(options.limit + 1)
     .select(DELIVERY_COLUMNS);
-  if (options.status) q.where('status', options.status);
+  if (options.status) whereFilter(q, options.status);
   if (options.before !== undefined) q.where('id', '<', options.before);
   const rows = (await q).map(toDelivery);
   const more = rows.length > options.limit;

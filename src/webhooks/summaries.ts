@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.ts';
 import { isPostgres } from '../db/connect.ts';
 import type { DbInt } from '../db/rows.ts';
-import { DELIVERY_COLUMNS, toDelivery, type Delivery } from './deliveries.ts';
+import { DELIVERY_COLUMNS, toDelivery, whereFilter, type Delivery, type DeliveryFilter } from './deliveries.ts';
 import type { DeliveryStatus } from './model.ts';
 
 /** A delivery with what it was about: its event's ref (push) and one telling field of the payload (other types). */
@@ -54,7 +54,7 @@ interface SummaryRow {
 export async function listDeliverySummaries(
   db: Db,
   webhookId: number,
-  options: { status?: DeliveryStatus; limit: number; before?: number },
+  options: { status?: DeliveryFilter; limit: number; before?: number },
 ): Promise<{ deliveries: DeliverySummary[]; next: number | null }> {
   const q = db('deliveries as d')
     .leftJoin('events as e', 'e.id', 'd.event_id')
@@ -63,7 +63,7 @@ export async function listDeliverySummaries(
     .limit(options.limit + 1)
     .select(DELIVERY_COLUMNS.map((c) => `d.${c}`))
     .select('e.ref', db.raw(`${subjectSql(db)} AS subject`));
-  if (options.status) q.where('d.status', options.status);
+  if (options.status) whereFilter(q, options.status, 'd.');
   if (options.before !== undefined) q.where('d.id', '<', options.before);
   const rows = (await q).map(toSummary);
   const more = rows.length > options.limit;

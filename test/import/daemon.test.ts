@@ -39,6 +39,7 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
     'status',
     'target_org',
     'visibility',
+    'warnings',
   ]);
   t.same(Object.keys(created.body.progress).sort(), ['bytes_per_second', 'bytes_received', 'objects_received', 'objects_total', 'percent', 'phase']);
   t.equal(created.body.source_url, daemon.url('source'));

@@ -23,17 +23,21 @@ function outcome(d: Pick<Delivery, 'status_code' | 'error'>): string {
   return String(d.status_code ?? d.error ?? 'no answer');
 }
 
-/** The badge of a delivery: success, failure for good, held (its webhook is paused), retrying (an attempt failed, another is due) or queued (none made yet). */
-export function deliveryState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts' | 'next_attempt_at'>): DeliveryState {
+/** The badge of a delivery: success, failure for good, held (its webhook is paused), sending (a dispatcher holds it now), retrying (an attempt failed, another is due) or queued (none made yet). */
+export function deliveryState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts' | 'next_attempt_at' | 'sending'>): DeliveryState {
   if (d.status === 'success') return { kind: 'ok', label: `Delivered${d.status_code ? ` ${d.status_code}` : ''}` };
   if (d.status === 'failed') return { kind: 'bad', label: `Failed ${outcome(d)}` };
   // Pending with no next attempt: held while its webhook is paused or disabled (SPEC §5.5).
   if (d.next_attempt_at === null) return { kind: 'wait', label: 'Held' };
+  if (d.sending) return { kind: 'wait', label: 'Sending' };
   return d.attempts > 0 ? { kind: 'wait', label: 'Retrying' } : { kind: 'wait', label: 'Queued' };
 }
 
 /** The webhook list's one-line state of a webhook's last delivery: `Delivered`, `Failed 500`, `Retrying (attempt 2 of 4)`, `Queued`. */
-export function shortState(d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts' | 'next_attempt_at'>, scheduleLength: number): DeliveryState {
+export function shortState(
+  d: Pick<Delivery, 'status' | 'status_code' | 'error' | 'attempts' | 'next_attempt_at' | 'sending'>,
+  scheduleLength: number,
+): DeliveryState {
   const state = deliveryState(d);
   if (d.status === 'success') return { kind: 'ok', label: 'Delivered' };
   if (state.label === 'Retrying') return { ...state, label: `Retrying (attempt ${d.attempts + 1} of ${attemptLimit(d, scheduleLength)})` };
@@ -42,14 +46,16 @@ export function shortState(d: Pick<Delivery, 'status' | 'status_code' | 'error' 
 
 /**
  * The attempts of a delivery in words: `attempt 1 of 4 in 12 ms` when it ended; while it
- * retries, the failed attempt and the next one with its time; while queued, the first.
+ * retries, the failed attempt and the next one with its time (or that it is being sent);
+ * while queued, the first.
  */
 export function attemptLine(d: Delivery, scheduleLength: number): SafeHtml {
   const of = attemptLimit(d, scheduleLength);
   const took = d.duration_ms !== null ? html` in ${d.duration_ms} ms` : '';
   if (d.status !== 'pending') return html`attempt ${d.attempts} of ${of}${took}`;
   if (d.next_attempt_at === null) return html`attempt ${d.attempts + 1} of ${of} held until the webhook resumes (no attempt spent)`;
-  const next = d.next_attempt_at !== null ? html`, next at ${timeTag(d.next_attempt_at)}` : '';
+  // While a dispatcher holds it, next_attempt_at is the end of its hold (its lease), not a next attempt: the attempt is under way.
+  const next = d.sending ? html`, being sent now` : html`, next at ${timeTag(d.next_attempt_at)}`;
   if (d.attempts === 0) return html`attempt 1 of ${of}${next}`;
   return html`attempt ${d.attempts} of ${of} failed (${outcome(d)}${took}) · attempt ${d.attempts + 1} of ${of}${next}`;
 }

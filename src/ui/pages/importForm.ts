@@ -88,6 +88,7 @@ export function importRequest(values: ImportValues): { body?: ImportBody; errors
       ?.replace(/\.git$/, '') ?? '';
   body.name = values.name || derived;
   if (values.lfsUrl) body.lfs_url = values.lfsUrl;
+  // The interval counts only with the box checked (the script disables the field otherwise; without one it is ignored here).
   if (values.mirror) {
     body.mirror = true;
     if (values.mirrorInterval) body.mirror_interval = values.mirrorInterval;
@@ -156,8 +157,8 @@ export function importForm(ctx: Context, values: ImportValues, orgs: string[], e
   <fieldset class="stack"><legend>Mirror</legend>
     <label class="choice"><input type="checkbox" id="mirror" name="mirror" ${values.mirror ? html`checked` : ''}> Keep in sync until I switch over</label>
     <p class="muted">The repository follows its source (branches, tags, LFS objects, and a push event per changed ref) and refuses pushes until you stop mirroring.</p>
-    <label for="mirror_interval">Sync every <span class="muted">(a duration such as 10m, 8h or 1d; at least 1m; empty: 8h)</span></label>
-    <input id="mirror_interval" name="mirror_interval" placeholder="8h" value="${values.mirrorInterval}" maxlength="32" ${aria(errors, 'mirrorInterval')}>${err(errors, 'mirrorInterval')}
+    <label for="mirror_interval">Sync every <span class="muted">(with Keep in sync only; a duration such as 10m, 8h or 1d; at least 1m; empty: 8h)</span></label>
+    <input id="mirror_interval" name="mirror_interval" placeholder="8h" value="${values.mirrorInterval}" maxlength="32" data-enabled-by="mirror" ${aria(errors, 'mirrorInterval')}>${err(errors, 'mirrorInterval')}
   </fieldset>
   <div class="actions"><button type="submit" class="primary">Begin import</button></div>
 </form>`;

@@ -4,6 +4,7 @@ import type { ImportResult } from '../../import/finalize.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField } from '../layout.ts';
 import { plural, timeTag } from '../format.ts';
+import { importWarnings } from '../../import/warnings.ts';
 
 /** Phases (and statuses standing in for one) in words. */
 const PHASES: Record<string, string> = {
@@ -79,6 +80,27 @@ function result(job: ImportJob): ImportResult | null {
   return job.status === 'succeeded' && job.result ? JSON.parse(job.result) : null;
 }
 
+/** The LFS objects a succeeded job's source could not give (none for other jobs, and for jobs that finished before they were counted). */
+function missingObjects(job: ImportJob): NonNullable<ImportResult['missing_lfs_objects']> {
+  return result(job)?.missing_lfs_objects ?? [];
+}
+
+/** The words of a finished job's badge: the job page speaks of the import, the history of the job. */
+const BADGE_WORDS = {
+  page: { succeeded: 'Import finished', warned: 'Import finished with warnings', failed: 'Import failed', canceled: 'Import canceled' },
+  history: { succeeded: 'Succeeded', warned: 'Finished with warnings', failed: 'Failed', canceled: 'Canceled' },
+} as const;
+
+/** A finished job's badge: green when all arrived, amber when it succeeded with something missing, red when it failed; nothing while it runs. */
+function outcomeBadge(job: ImportJob, where: keyof typeof BADGE_WORDS): SafeHtml | '' {
+  const words = BADGE_WORDS[where];
+  if (job.status === 'succeeded')
+    return missingObjects(job).length ? html`<span class="result wait">${words.warned}</span>` : html`<span class="result ok">${words.succeeded}</span>`;
+  if (job.status === 'failed') return html`<span class="result bad">${words.failed}</span>`;
+  if (job.status === 'canceled') return html`<span class="result wait">${words.canceled}</span>`;
+  return '';
+}
+
 /** The reason of a failed job in one sentence (jobs that failed before reasons were kept show a general one). */
 export function failureSentence(job: ImportJob): string {
   return job.error_reason ?? 'The import failed.';
@@ -90,7 +112,8 @@ export function outcomeDetail(job: ImportJob): string {
     const r = result(job);
     const took = duration(job);
     const parts = [r?.commits !== undefined ? plural(r.commits, 'commit') : '', took !== null ? `in ${formatDuration(took)}` : ''].filter(Boolean);
-    return parts.length ? `: ${parts.join(' ')}.` : '.';
+    const warnings = importWarnings(r).map((w) => ` ${w.message}`);
+    return `${parts.length ? `: ${parts.join(' ')}.` : '.'}${warnings.join('')}`;
   }
   if (job.status === 'failed') return `: ${failureSentence(job)}`;
   return '.';
@@ -123,9 +146,12 @@ function succeeded(job: ImportJob): SafeHtml {
   const took = duration(job);
   const fact = (label: string, value: string, field: string) => html`<div><dt>${label}</dt><dd data-field="${field}">${value}</dd></div>`;
   const missing = r.missing_lfs_objects ?? [];
+  const them = missing.length === 1 ? 'it' : 'them';
+  // A warning, not a failure: the repository is here, these objects are not (the CLI exits 1 for them unless told otherwise).
   const missingList = missing.length
-    ? html`<div class="flash error" role="alert" data-field="missing"><p>${plural(missing.length, 'LFS object')} missing at the source:</p>
-        <ul>${missing.map((m) => html`<li><code>${m.oid}</code> (${m.size} bytes): ${m.error}</li>`)}</ul></div>`
+    ? html`<div class="flash warning" data-field="missing"><p>${plural(missing.length, 'LFS object')} missing at the source:</p>
+        <ul class="missing-lfs">${missing.map((m) => html`<li><code class="oid">${m.oid}</code> (${m.size} bytes): ${m.error}</li>`)}</ul>
+        <p>The repository was imported without ${them}: files that point at ${them} cannot be downloaded until ${missing.length === 1 ? 'it is' : 'they are'} pushed here (<code>git lfs push --all</code> from a clone that has ${them}).</p></div>`
     : '';
   return html`<h2>What arrived</h2>
   <dl class="import-facts">
@@ -166,14 +192,7 @@ function failed(ctx: Context, job: ImportJob, retriedAs: number | null): SafeHtm
 
 /** The part of a job's page that follows it: progress while it runs, then its result or why it failed. */
 export function jobPanel(ctx: Context, job: ImportJob, retriedAs: number | null): SafeHtml {
-  const badge =
-    job.status === 'succeeded'
-      ? html`<span class="result ok">Import finished</span>`
-      : job.status === 'failed'
-        ? html`<span class="result bad">Import failed</span>`
-        : job.status === 'canceled'
-          ? html`<span class="result wait">Import canceled</span>`
-          : '';
+  const badge = outcomeBadge(job, 'page');
   const body =
     job.status === 'succeeded'
       ? succeeded(job)
@@ -191,18 +210,12 @@ export function jobPanel(ctx: Context, job: ImportJob, retriedAs: number | null)
 /** One row of an organization's import history: never the credentials (source_url holds none). */
 export function historyRow(job: ImportJob): SafeHtml {
   const took = duration(job);
-  const state =
-    job.status === 'succeeded'
-      ? html`<span class="result ok">Succeeded</span>`
-      : job.status === 'failed'
-        ? html`<span class="result bad">Failed</span>`
-        : job.status === 'canceled'
-          ? html`<span class="result wait">Canceled</span>`
-          : html`<span class="result wait">${phaseLabel(job)}</span>`;
+  const state = outcomeBadge(job, 'history') || html`<span class="result wait">${phaseLabel(job)}</span>`;
+  const missing = missingObjects(job).length;
   return html`<li class="row" data-import="${job.id}">
     <div><a class="strong" href="/-/import/${job.id}">${job.target_org}/${job.name}</a> ${state}
     <p class="muted">From <code class="url">${job.source_url}</code></p>
     <p class="muted">Started ${timeTag(job.started_at ?? job.created_at)}${took !== null ? ` · took ${formatDuration(took)}` : ''}${job.retry_of ? html` · retry of <a href="/-/import/${job.retry_of}">#${job.retry_of}</a>` : ''}
-    ${job.status === 'failed' ? html` · ${failureSentence(job)}` : ''}</p></div>
+    ${job.status === 'failed' ? html` · ${failureSentence(job)}` : ''}${missing ? html` · ${plural(missing, 'LFS object')} missing at the source` : ''}</p></div>
   </li>`;
 }

@@ -149,6 +149,15 @@ export function fieldErrors(details: { path: string; message: string }[], fallba
   return errors;
 }
 
+/**
+ * What the secret decides besides the signature: only a secret of the Standard Webhooks
+ * form (`whsec_` and base64, what Wharf generates) also gets the `webhook-*` headers
+ * (src/webhooks/secret.ts), so one typed in turns them off unless it has that form.
+ */
+function secretStyleNote(editing: boolean): SafeHtml {
+  return html`${editing ? 'A generated secret' : 'A generated one'} has the Standard Webhooks form (<code>whsec_</code> and base64), and deliveries carry the Standard Webhooks headers (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>) besides <code>X-Service-Signature</code>. A secret of your own turns the Standard Webhooks headers off unless it has that form; <code>X-Service-Signature</code> is signed with it either way.`;
+}
+
 /** The add/edit webhook form; `editing` changes the secret's meaning (blank keeps the current one). */
 export function webhookForm(
   ctx: Context,
@@ -172,8 +181,9 @@ export function webhookForm(
   <select id="content_type" name="content_type"><option value="json" selected>application/json</option></select>
   ${fieldError(errors, 'content_type')}
   <label for="secret">Secret</label>
-  <input id="secret" name="secret" type="password" autocomplete="new-password" maxlength="${WEBHOOK_FIELDS.secret.maxLength}" value="" ${invalid(errors, 'secret')}>
-  <p class="hint">${editing ? 'A secret is set. Leave this empty to keep it; type a new one to replace it.' : 'Leave empty and Wharf generates one (shown once, after saving).'}</p>
+  <input id="secret" name="secret" type="password" autocomplete="new-password" maxlength="${WEBHOOK_FIELDS.secret.maxLength}" value="" ${errors.secret?.length ? invalid(errors, 'secret') : html`aria-describedby="secret-hint"`}>
+  <p class="hint" id="secret-hint">${editing ? 'A secret is set. Leave this empty to keep it; type a new one to replace it.' : 'Leave empty and Wharf generates one (shown once, after saving).'}
+    ${secretStyleNote(editing)}</p>
   ${fieldError(errors, 'secret')}
   <fieldset class="events">
     <legend>Which events would you like to trigger this webhook?</legend>

@@ -3,12 +3,12 @@ import type Router from '@koa/router';
 import type { Services } from '../../services.ts';
 import { sendPing } from '../../webhooks/ping.ts';
 import { heldCounts, resumeWebhook } from '../../webhooks/endpointHealth.ts';
-import { healthBanner } from '../pages/webhookHealth.ts';
+import { healthBanner, hookStateBadge } from '../pages/webhookHealth.ts';
 import { attemptsOf, bodyOf, findDelivery } from '../../webhooks/deliveries.ts';
 import { MAX_BULK_REDELIVERIES, redeliver, redeliverFailed } from '../../webhooks/history.ts';
 import { countDeliveryStates, findDeliverySummary, listDeliverySummaries, type DeliveryStateCounts } from '../../webhooks/summaries.ts';
 import { checkRedeliveryTimes, redeliveryWindow } from '../../webhooks/input.ts';
-import type { DeliveryStatus } from '../../webhooks/model.ts';
+import type { DeliveryFilter } from '../../webhooks/deliveries.ts';
 import { postedForm, redirectWithFlash } from '../context.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
@@ -18,7 +18,7 @@ import { deliveryDetail, deliveryLabel, deliveryRow } from '../pages/delivery.ts
 import { hookContext, hookOf } from './webhooks.ts';
 
 const PAGE_SIZE = 20;
-const STATUSES: DeliveryStatus[] = ['success', 'failed', 'pending'];
+const FILTERS: DeliveryFilter[] = ['success', 'failed', 'pending', 'held'];
 
 /** A delivery id from the path; anything but a positive integer is a 404 page. */
 function deliveryId(value: string | undefined): number {
@@ -48,7 +48,7 @@ async function webhookPage(ctx: Context, services: Services) {
   const hook = await hookOf(services, scope, ctx.params.id);
   const id = hook.id;
   const status =
-    typeof ctx.query.status === 'string' && STATUSES.includes(ctx.query.status as DeliveryStatus) ? (ctx.query.status as DeliveryStatus) : undefined;
+    typeof ctx.query.status === 'string' && FILTERS.includes(ctx.query.status as DeliveryFilter) ? (ctx.query.status as DeliveryFilter) : undefined;
   const before = typeof ctx.query.cursor === 'string' && ctx.query.cursor.length < 200 ? cursorId(ctx.query.cursor) : undefined;
   const [counts, found] = await Promise.all([countDeliveryStates(db, id), listDeliverySummaries(db, id, { status, limit: PAGE_SIZE, before })]);
   const nextCursor = found.next === null ? null : Buffer.from(`d${found.next}`).toString('base64url');
@@ -71,7 +71,7 @@ async function webhookPage(ctx: Context, services: Services) {
       crumbs: [...crumbs, { label: `#${hook.id}` }],
       head: pending ? html`<noscript><meta http-equiv="refresh" content="3"></noscript>` : undefined,
     },
-    html`<div class="heading"><h1 class="url">${breakable(hook.url)} ${hook.active ? html`<span class="result ok">Active</span>` : html`<span class="result wait">Inactive</span>`}</h1></div>
+    html`<div class="heading"><h1 class="url">${breakable(hook.url)} ${hookStateBadge(hook)}</h1></div>
     ${healthBanner(ctx, { health: hook.health, held: (await heldCounts(db, [id])).get(id) ?? 0 }, `${here}/resume`)}
     <p class="muted">Events: ${hook.events.includes('*') ? 'everything' : hook.events.join(', ')}${hook.branch_filter ? html` · branches <code>${hook.branch_filter}</code>` : ''}${hook.header_style === 'github' ? html` · GitHub's header names too` : ''}${hook.header_names.length ? html` · custom headers ${hook.header_names.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`)}` : ''} · ${plural(tries, 'attempt')} per delivery</p>
     <div class="actions">
@@ -79,7 +79,7 @@ async function webhookPage(ctx: Context, services: Services) {
       <a class="button" href="${here}/edit">Edit</a><a class="button danger" href="${here}/delete">Delete</a>
     </div>
     ${countCards(counts)}
-    <section class="card" aria-labelledby="recent-heading"><div class="heading"><h2 id="recent-heading">Recent deliveries</h2><nav class="filters" aria-label="Filter deliveries">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}</nav></div>
+    <section class="card" aria-labelledby="recent-heading"><div class="heading"><h2 id="recent-heading">Recent deliveries</h2><nav class="filters" aria-label="Filter deliveries">${filter('All')}${filter('Successful', 'success')}${filter('Failed', 'failed')}${filter('Pending', 'pending')}${filter('Held', 'held')}</nav></div>
     <div data-live="delivery-list" aria-live="polite">${list}${pending ? html`<p class="muted" data-reload-after="3000">Pending deliveries: this list updates until they finish.</p>` : ''}</div>${older}</section>
     ${bulkRedeliverForm(ctx, here)}`,
   );

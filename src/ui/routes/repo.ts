@@ -17,6 +17,7 @@ import { mirrorCard } from '../pages/mirror.ts';
 import { commitHref, refPath } from '../pages/history.ts';
 import { folderView } from '../code/folder.ts';
 import { listTree } from '../../git/tree.ts';
+import { pushHelp } from '../pages/pushHelp.ts';
 
 const SHOWN_REFS = 50;
 
@@ -89,8 +90,7 @@ export function repoRoutes(router: Router, services: Services) {
           (c) =>
             html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> <a href="${commitHref(repo, c.sha)}">${c.subject}</a></span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
         )}</ul></section>`
-      : html`<section class="card push-help"><h2>This repository is empty</h2><p>Push an existing repository:</p><pre>git remote add wharf ${repo.clone_url}\ngit push --mirror wharf</pre>
-        <p>When git asks for credentials, give any user name and an access token as the password (the token you signed in with, or a new one from <code>wharf token create &lt;login&gt;</code>). Pushing needs membership of ${repo.org}.</p></section>`;
+      : pushHelp(repo);
     // The root folder of the default branch and its README, as a file browser page shows them.
     const files = branch ? await folderView(dir, repo, { name: branch.name, kind: 'branch', commit: branch.sha }, [], await listTree(dir, branch.sha)) : '';
     renderPage(

@@ -18,6 +18,17 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
 
+  // A field that counts only while a box is checked ("Sync every" with "Keep in sync") is disabled while it is not; the server ignores it then anyway.
+  for (const field of document.querySelectorAll('[data-enabled-by]')) {
+    const box = document.getElementById(field.dataset.enabledBy);
+    if (!box) continue;
+    const follow = () => {
+      field.disabled = !box.checked;
+    };
+    box.addEventListener('change', follow);
+    follow();
+  }
+
   // A page with pending deliveries updates itself: it is fetched again and each [data-live] part takes
   // its new content in place (the parts that change are aria-live regions, so the change is announced),
   // until nothing is pending. A part holding the keyboard focus is left alone until focus moves on.
