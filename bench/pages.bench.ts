@@ -99,34 +99,19 @@ async function timeRound(into: Timings, concurrency: number, one: () => Promise<
   into.roundP95.push(percentile(ms, 95));
 }
 
-/** Latency figures of every page, way and concurrency, and the git baselines. */
-async function measurePages(wharf: WharfChild, dir: string, pages: PageSpec[], viewers: Viewer[], label: string, report: (f: Figure) => void) {
-  const base = `${wharf.url}/${ORG}/${REPO}`;
-  // Warm-up, which also tells which pages exist yet.
-  const status = new Map<string, number>();
-  for (const p of pages) {
-    for (const v of viewers)
-      for (let i = 0; i < WARM_UP; i++) {
-        const { status: s } = await timedGet(base + p.path, v.cookie);
-        if (s !== 200 || i === 0) status.set(`${p.page}|${v.viewer}`, s);
-      }
-    for (let i = 0; i < 3; i++) await timedGitCommands(dir, p.git);
-  }
-  const times = new Map<string, Timings>();
-  const timings = (key: string) => times.get(key) ?? times.set(key, { ms: [], roundP95: [], errors: 0 }).get(key)!;
-  for (let r = 0; r < RUNS; r++) {
-    for (const c of CONCURRENCY)
-      for (const p of pages) {
-        await timeRound(timings(`${p.page}|git|${c}`), c, async () => ({ status: 200, ms: await timedGitCommands(dir, p.git) }));
-        for (const v of viewers)
-          if (status.get(`${p.page}|${v.viewer}`) === 200) await timeRound(timings(`${p.page}|${v.viewer}|${c}`), c, () => timedGet(base + p.path, v.cookie));
-      }
-    process.stderr.write(`pages ${label}: round ${r + 1}/${RUNS} done\n`);
-  }
+/** Reports a figure per page, way and concurrency, and writes the same as a table to stderr. */
+function reportPages(
+  pages: PageSpec[],
+  viewers: Viewer[],
+  status: Map<string, number>,
+  times: Map<string, Timings>,
+  label: string,
+  report: (f: Figure) => void,
+) {
   const rows: string[] = [];
   for (const p of pages)
     for (const c of CONCURRENCY) {
-      const git = timings(`${p.page}|git|${c}`);
+      const git = times.get(`${p.page}|git|${c}`)!;
       const gitP50 = percentile(git.ms, 50);
       const gitP95 = percentile(git.ms, 95);
       const cells: string[] = [];
@@ -139,7 +124,7 @@ async function measurePages(wharf: WharfChild, dir: string, pages: PageSpec[], v
           cells.push(`missing (${s})`.padEnd(22));
           continue;
         }
-        const t = timings(`${p.page}|${v.viewer}|${c}`);
+        const t = times.get(`${p.page}|${v.viewer}|${c}`)!;
         const p50 = percentile(t.ms, 50);
         const p95 = percentile(t.ms, 95);
         const met = p95 <= TARGET_P95_MS && t.errors === 0;
@@ -168,6 +153,33 @@ async function measurePages(wharf: WharfChild, dir: string, pages: PageSpec[], v
     }
   const head = `${'page (at a time)'.padEnd(20)} ${viewers.map((v) => v.viewer.padEnd(22)).join(' ')} git`;
   process.stderr.write(`pages ${label}: p50/p95 ms (target p95 ≤ ${TARGET_P95_MS} ms), ×: page p50 / git p50\n${head}\n${rows.join('\n')}\n`);
+}
+
+/** Times every page, way and concurrency and the git baselines, and reports them; returns the page|viewer keys that answer 200. */
+async function measurePages(wharf: WharfChild, dir: string, pages: PageSpec[], viewers: Viewer[], label: string, report: (f: Figure) => void) {
+  const base = `${wharf.url}/${ORG}/${REPO}`;
+  // Warm-up, which also tells which pages exist yet.
+  const status = new Map<string, number>();
+  for (const p of pages) {
+    for (const v of viewers)
+      for (let i = 0; i < WARM_UP; i++) {
+        const { status: s } = await timedGet(base + p.path, v.cookie);
+        if (s !== 200 || i === 0) status.set(`${p.page}|${v.viewer}`, s);
+      }
+    for (let i = 0; i < 3; i++) await timedGitCommands(dir, p.git);
+  }
+  const times = new Map<string, Timings>();
+  const timings = (key: string) => times.get(key) ?? times.set(key, { ms: [], roundP95: [], errors: 0 }).get(key)!;
+  for (let r = 0; r < RUNS; r++) {
+    for (const c of CONCURRENCY)
+      for (const p of pages) {
+        await timeRound(timings(`${p.page}|git|${c}`), c, async () => ({ status: 200, ms: await timedGitCommands(dir, p.git) }));
+        for (const v of viewers)
+          if (status.get(`${p.page}|${v.viewer}`) === 200) await timeRound(timings(`${p.page}|${v.viewer}|${c}`), c, () => timedGet(base + p.path, v.cookie));
+      }
+    process.stderr.write(`pages ${label}: round ${r + 1}/${RUNS} done\n`);
+  }
+  reportPages(pages, viewers, status, times, label, report);
   return [...status].filter(([, s]) => s === 200).map(([key]) => key);
 }
 

@@ -3,7 +3,7 @@
 // commit of its own) and a source tree a reader would recognise — ~300 files of 1–50 KB in
 // 30 folders, a README.md of a few KB, root files — where each commit edits a few lines of
 // one to three files (a third of the edits fall on a hot set of 30 files, as real history
-// does). Built by `git fast-import` in one stream, from a fixed seed and fixed times, so the
+// does; most on the smaller files). Built by `git fast-import` in one stream, from a fixed seed and fixed times, so the
 // ids are the same every run; then packed (deltas found once here, not in every push).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -133,7 +133,11 @@ async function stream(stdin: NodeJS.WritableStream): Promise<{ folder: string; f
   files.set('README.md', readme);
   for (const root of ['COPYING', 'CMakeLists.txt', 'SECURITY.md', 'AUTHORS']) files.set(root, Array.from({ length: 40 + Math.floor(rnd() * 300) }, line));
   const paths = [...files.keys()];
-  const hot = Array.from({ length: 30 }, () => pick(paths));
+  // Most edits land on the smaller of two files picked (big files change less often, and the
+  // stream stays small enough for fast-import to take well under a minute).
+  const lines = (p: string) => files.get(p)!.length;
+  const smaller = (a: string, b: string) => (lines(a) <= lines(b) ? a : b);
+  const hot = Array.from({ length: 30 }, () => smaller(pick(paths), pick(paths)));
 
   let buffer = '';
   let time = 1_200_000_000;
@@ -157,11 +161,11 @@ async function stream(stdin: NodeJS.WritableStream): Promise<{ folder: string; f
   const edit = () => {
     let out = '';
     for (let n = rnd() < 0.7 ? 1 : rnd() < 0.7 ? 2 : 3; n > 0; n--) {
-      const p = rnd() < 0.35 ? pick(hot) : pick(paths);
-      const lines = files.get(p)!;
-      const at = Math.floor(rnd() * lines.length);
-      const grow = lines.length * 30 < 50 * 1024 && rnd() < 0.5 ? Math.floor(rnd() * 6) : 0;
-      lines.splice(at, 1 + Math.floor(rnd() * 4), ...Array.from({ length: 1 + grow }, line));
+      const p = rnd() < 0.35 ? pick(hot) : smaller(pick(paths), pick(paths));
+      const body = files.get(p)!;
+      const at = Math.floor(rnd() * body.length);
+      const grow = body.length * 30 < 50 * 1024 && rnd() < 0.5 ? Math.floor(rnd() * 6) : 0;
+      body.splice(at, 1 + Math.floor(rnd() * 4), ...Array.from({ length: 1 + grow }, line));
       out += modify(p);
     }
     return out;
