@@ -63,11 +63,12 @@ const MEMORY_REQUESTS = Math.max(4, Number(process.env.BENCH_PAGES_MEMORY_REQUES
 /** RSS growth over MEMORY_REQUESTS below this counts as flat: a leak of 20 KB a request would pass it. */
 const FLAT_MB = 20;
 /**
- * BENCH_PAGES_PUSH=1 brings the repository in by `git push --mirror` (and waits for its
- * recording); by default its pack and refs are copied into the repository made through the
- * API, as the push took minutes on a busy 2-core machine and the pages read only git.
+ * The repository comes in by `git push --mirror` (~30 s with its recording, up to minutes
+ * on a busy machine), so the pages read it as a push leaves it (loose refs, the pack as
+ * received). BENCH_PAGES_PLACE=1 copies the pack and packed refs into the repository made
+ * through the API instead, in well under a second.
  */
-const PUSH = process.env.BENCH_PAGES_PUSH === '1';
+const PUSH = process.env.BENCH_PAGES_PLACE !== '1';
 const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
 
 type Viewer = { viewer: 'signed in' | 'anonymous'; cookie?: string };
@@ -221,7 +222,7 @@ async function measureMemory(wharf: WharfChild, pages: PageSpec[], viewers: View
 
 /**
  * Puts the generated repository's pack and packed refs into the (empty) repository Wharf
- * made through the API: what a push leaves there, without the push (see PUSH).
+ * made through the API: the same objects and refs as a push, without the push (see PUSH).
  */
 function placeRepository(src: string, dest: string) {
   const packs = path.join(src, 'objects', 'pack');
