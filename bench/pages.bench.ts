@@ -63,7 +63,7 @@ const MEMORY_REQUESTS = Math.max(4, Number(process.env.BENCH_PAGES_MEMORY_REQUES
 /** RSS growth over MEMORY_REQUESTS below this counts as flat: a leak of 20 KB a request would pass it. */
 const FLAT_MB = 20;
 /**
- * The repository comes in by `git push --mirror` (~30 s with its recording, up to minutes
+ * The repository comes in by `git push --mirror` (30–50 s with its recording, minutes
  * on a busy machine), so the pages read it as a push leaves it (loose refs, the pack as
  * received). BENCH_PAGES_PLACE=1 copies the pack and packed refs into the repository made
  * through the API instead, in well under a second.
