@@ -1,5 +1,5 @@
 import { isPostgres } from '../db/connect.ts';
-import { repoDir } from '../git/bare.ts';
+import { packRefs, repoDir } from '../git/bare.ts';
 import { isZero } from '../git/refUpdate.ts';
 import { settleHead } from '../domain/head.ts';
 import type { Repository } from '../domain/repos.ts';
@@ -15,6 +15,9 @@ export interface LandedPush {
   /** The push log file handed to the hook (log.ts); nothing in it when nothing landed. */
   pushLog: string;
 }
+
+/** A push that moved at least this many refs has its refs packed afterwards (git/bare.ts packRefs). */
+export const PACK_REFS_AFTER = 32;
 
 /** Tries at writing a push record before the push is given up on; the n-th failure waits n × RETRY_STEP_MS. */
 const RECORD_TRIES = 3;
@@ -52,4 +55,8 @@ export async function landPush(context: DomainContext & Pick<Services, 'log'>, p
   await removePushLog(pushLog);
   wake(context).pushRecords();
   if (isPostgres(db)) void announcePush(db, log);
+  // After the record, in the background: the push is promised already, and packing is only for speed.
+  if (landed.updates.length >= PACK_REFS_AFTER) {
+    void packRefs(repoDir(config.reposDir, repo.org, repo.name)).catch((err) => log.warn({ err }, 'could not pack refs after a push'));
+  }
 }
