@@ -26,6 +26,8 @@ export interface Config {
   deliverySourceAddress: string | undefined;
   deliverySourceRanges: string[];
   deliveryRetentionMs: number;
+  /** DELIVERY_PRUNE_EVERY: how often finished deliveries past retention are pruned (by one node of all of them). */
+  deliveryPruneEveryMs: number;
   /** WEBHOOK_PAUSE_AFTER: failed attempts in a row after which a webhook is paused (SPEC §5.5). */
   webhookPauseAfter: number;
   /** WEBHOOK_DISABLE_AFTER: how long a webhook stays paused before it is deactivated. */
@@ -252,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     deliverySourceAddress: sourceAddress,
     deliverySourceRanges: list(get('DELIVERY_SOURCE_RANGES', '203.0.113.0/24,198.51.100.0/24')),
     deliveryRetentionMs: duration('DELIVERY_RETENTION', get('DELIVERY_RETENTION', '30d')),
+    deliveryPruneEveryMs: positiveDuration('DELIVERY_PRUNE_EVERY', get('DELIVERY_PRUNE_EVERY', '10m')),
     webhookPauseAfter: integer('WEBHOOK_PAUSE_AFTER', get('WEBHOOK_PAUSE_AFTER', '20'), 1, 1_000_000),
     webhookDisableAfterMs: positiveDuration('WEBHOOK_DISABLE_AFTER', get('WEBHOOK_DISABLE_AFTER', '5d')),
     webhookProbeAfterMs: positiveDuration('WEBHOOK_PROBE_AFTER', get('WEBHOOK_PROBE_AFTER', '1m')),
