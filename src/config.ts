@@ -49,6 +49,8 @@ export interface Config {
   secretKey: Buffer | undefined;
   /** Requests allowed per token and per anonymous client address (SPEC §2); null when RATE_LIMIT=off. */
   rateLimit: RateLimits | null;
+  /** RATE_LIMIT_SWEEP_EVERY: how often expired rate-limit rows are deleted on Postgres (by one node of all of them). */
+  rateLimitSweepEveryMs: number;
   /** How long a node's claim on a push record lasts without renewal before another node takes it over. */
   pushLeaseMs: number;
   /** REQUEST_HEADERS_TIMEOUT: most time to receive a request's headers (Node's `headersTimeout`). */
@@ -266,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel,
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     rateLimit: rateLimits(get('RATE_LIMIT', '5000/1h,1000/1h')),
+    rateLimitSweepEveryMs: positiveDuration('RATE_LIMIT_SWEEP_EVERY', get('RATE_LIMIT_SWEEP_EVERY', '5m')),
     pushLeaseMs: duration('PUSH_LEASE', get('PUSH_LEASE', '30s')),
     requestHeadersTimeoutMs,
     requestIdleTimeoutMs: positiveDuration('REQUEST_IDLE_TIMEOUT', get('REQUEST_IDLE_TIMEOUT', '30s')),

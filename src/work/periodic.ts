@@ -1,4 +1,6 @@
+import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
+import type { Worker } from './worker.ts';
 
 /**
  * Takes this period's turn of a periodic job for `node`: true on the one node whose
@@ -17,4 +19,39 @@ export async function takeTurn(db: Db, job: string, node: string, now: number, e
     .where('last_run_at', '<=', now - everyMs)
     .update({ last_run_at: now, last_node: node });
   return moved > 0;
+}
+
+/** The longest a node waits between looks for its turn: a turn is taken at most this late. */
+const MAX_LOOK_MS = 60_000;
+
+/**
+ * A job shared by every node, run on the turns this node takes (takeTurn): it looks about
+ * four times a period (at most every minute) and at start; a failure is logged, and the
+ * next turn comes a period later all the same.
+ */
+export function periodicWorker(o: { db: Db; job: string; node: string; everyMs: number; run: () => Promise<void>; log: Logger }): Worker {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const look = () => {
+    running ??= (async () => {
+      try {
+        if (await takeTurn(o.db, o.job, o.node, Date.now(), o.everyMs)) await o.run();
+      } catch (err) {
+        o.log.warn({ err, job: o.job }, 'periodic job failed');
+      } finally {
+        running = undefined;
+      }
+    })();
+  };
+  return {
+    async start() {
+      timer = setInterval(look, Math.min(MAX_LOOK_MS, Math.max(50, Math.floor(o.everyMs / 4))));
+      timer.unref();
+      look();
+    },
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -24,7 +24,15 @@ function logged(nodes: ServeProcess[], msg: string, since = 0): any[] {
     .filter((l) => Number(l.time) >= since);
 }
 
-t.test('three nodes prune finished deliveries once per period between them, not once each', { skip }, async (t) => {
+/** The passes of a periodic job every node logged with `msg` between `from` and `to`, in time order, with the node that made each. */
+function passes(nodes: ServeProcess[], msg: string, from: number, to: number): { node: number; at: number }[] {
+  return nodes
+    .flatMap((node, i) => logged([node], msg).map((l) => ({ node: i + 1, at: Number(l.time) })))
+    .filter((p) => p.at >= from && p.at <= to)
+    .sort((a, b) => a.at - b.at);
+}
+
+t.test('three nodes prune finished deliveries and sweep expired rate limits once per period between them, not once each', { skip }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-periodic-'));
   const database = await createTestDatabase(dir);
   t.teardown(async () => {
@@ -38,6 +46,7 @@ t.test('three nodes prune finished deliveries once per period between them, not 
       SECRET_KEY: key,
       LOG_LEVEL: 'info',
       DELIVERY_PRUNE_EVERY: `${PERIOD_MS}ms`,
+      RATE_LIMIT_SWEEP_EVERY: `${PERIOD_MS}ms`,
     });
   // The first migrates the database; the other two start beside each other.
   const first = await startServeProcess(env(1), { t });
@@ -45,25 +54,18 @@ t.test('three nodes prune finished deliveries once per period between them, not 
   const from = Date.now();
   await new Promise((resolve) => setTimeout(resolve, 6 * PERIOD_MS));
   const to = Date.now();
-  // Every pass is logged (with how many deliveries went, often none): the passes of all three, in time order.
-  const passes = nodes
-    .flatMap((node, i) =>
-      node
-        .output()
-        .split('\n')
-        .filter((line) => line.includes('"pruned finished deliveries"'))
-        .map((line) => ({ node: i + 1, at: Number(JSON.parse(line).time) })),
-    )
-    .filter((p) => p.at >= from && p.at <= to)
-    .sort((a, b) => a.at - b.at);
   const periods = (to - from) / PERIOD_MS;
-  t.ok(passes.length >= periods - 2, `pruning ran (${passes.length} passes in ${periods.toFixed(1)} periods)`);
-  t.ok(passes.length <= periods + 1, `at most one pass a period between the three nodes: ${passes.length} in ${periods.toFixed(1)} periods`);
-  const gaps = passes.slice(1).map((p, i) => p.at - passes[i].at);
-  t.ok(
-    gaps.every((gap) => gap >= PERIOD_MS * 0.9),
-    `passes a period apart: ${JSON.stringify(passes.map((p) => `${p.node}@${p.at - from}`))}`,
-  );
+  // Every pass is logged (with how many rows went, often none): the passes of all three, in time order.
+  for (const msg of ['pruned finished deliveries', 'swept expired rate limits']) {
+    const seen = passes(nodes, msg, from, to);
+    t.ok(seen.length >= periods - 2, `${msg}: ran (${seen.length} passes in ${periods.toFixed(1)} periods)`);
+    t.ok(seen.length <= periods + 1, `${msg}: at most one pass a period between the three nodes: ${seen.length} in ${periods.toFixed(1)} periods`);
+    const gaps = seen.slice(1).map((p, i) => p.at - seen[i].at);
+    t.ok(
+      gaps.every((gap) => gap >= PERIOD_MS * 0.9),
+      `${msg}: passes a period apart: ${JSON.stringify(seen.map((p) => `${p.node}@${p.at - from}`))}`,
+    );
+  }
 });
 
 t.test('three nodes: each due pull mirror and push mirror syncs once per period, a paused endpoint gets one probe at a time', { skip }, async (t) => {
@@ -105,7 +107,9 @@ t.test('three nodes: each due pull mirror and push mirror syncs once per period,
     t.equal(mirror.status, 201, `push mirror to ${name} created`);
   }
   const settled = (table: string, since: number) => async () =>
-    (await fleet.db(table).select('locked_by', 'last_sync_at')).every((r: any) => r.locked_by === null && Number(r.last_sync_at ?? 0) >= since);
+    (await fleet.db(table).select('locked_by', 'last_sync_at')).every(
+      (r: any) => r.locked_by === null && r.last_sync_at !== null && Number(r.last_sync_at) >= since,
+    );
   await waitFor(settled('push_mirrors', 0), { what: 'the push mirrors’ first syncs' });
 
   // Three periods: every mirror made due at once; the three nodes' claims race for them.
