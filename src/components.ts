@@ -8,12 +8,13 @@ import { createImportRunner } from './import/runner.ts';
 import { createMirrorRunner } from './pullMirrors/runner.ts';
 import { uiMount } from './ui/index.ts';
 import { pushMirrorWorker } from './pushMirrors/worker.ts';
+import { rateLimitSweeper } from './http/rateLimit.ts';
 
 /** Route groups served beside the REST API, in order (Git smart HTTP, web UI). */
 // The web UI stays last: Git transport paths under /<org>/<repo> must match first.
 export const MOUNTS: Mount[] = [metricsMount, gitMount, uiMount];
 
-/** Background workers started with the server (push recorder, webhook dispatcher, import runner, pull-mirror runner, push-mirror worker). */
+/** Background workers started with the server (push recorder, webhook dispatcher, import runner, pull-mirror runner, push-mirror worker, the rate-limit sweeper). */
 // The push recorder stops first, so the events it records while draining still reach the others.
 export const WORKERS: WorkerFactory[] = [
   pushRecorder,
@@ -21,4 +22,5 @@ export const WORKERS: WorkerFactory[] = [
   (services) => createImportRunner(services),
   (services) => createMirrorRunner(services),
   pushMirrorWorker,
+  rateLimitSweeper,
 ];

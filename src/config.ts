@@ -26,6 +26,8 @@ export interface Config {
   deliverySourceAddress: string | undefined;
   deliverySourceRanges: string[];
   deliveryRetentionMs: number;
+  /** DELIVERY_PRUNE_EVERY: how often finished deliveries past retention are pruned (by one node of all of them). */
+  deliveryPruneEveryMs: number;
   /** WEBHOOK_PAUSE_AFTER: failed attempts in a row after which a webhook is paused (SPEC §5.5). */
   webhookPauseAfter: number;
   /** WEBHOOK_DISABLE_AFTER: how long a webhook stays paused before it is deactivated. */
@@ -47,6 +49,8 @@ export interface Config {
   secretKey: Buffer | undefined;
   /** Requests allowed per token and per anonymous client address (SPEC §2); null when RATE_LIMIT=off. */
   rateLimit: RateLimits | null;
+  /** RATE_LIMIT_SWEEP_EVERY: how often expired rate-limit rows are deleted on Postgres (by one node of all of them). */
+  rateLimitSweepEveryMs: number;
   /** How long a node's claim on a push record lasts without renewal before another node takes it over. */
   pushLeaseMs: number;
   /** REQUEST_HEADERS_TIMEOUT: most time to receive a request's headers (Node's `headersTimeout`). */
@@ -252,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     deliverySourceAddress: sourceAddress,
     deliverySourceRanges: list(get('DELIVERY_SOURCE_RANGES', '203.0.113.0/24,198.51.100.0/24')),
     deliveryRetentionMs: duration('DELIVERY_RETENTION', get('DELIVERY_RETENTION', '30d')),
+    deliveryPruneEveryMs: positiveDuration('DELIVERY_PRUNE_EVERY', get('DELIVERY_PRUNE_EVERY', '10m')),
     webhookPauseAfter: integer('WEBHOOK_PAUSE_AFTER', get('WEBHOOK_PAUSE_AFTER', '20'), 1, 1_000_000),
     webhookDisableAfterMs: positiveDuration('WEBHOOK_DISABLE_AFTER', get('WEBHOOK_DISABLE_AFTER', '5d')),
     webhookProbeAfterMs: positiveDuration('WEBHOOK_PROBE_AFTER', get('WEBHOOK_PROBE_AFTER', '1m')),
@@ -263,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel,
     secretKey: secretKeyText === undefined ? undefined : Buffer.from(secretKeyText, 'hex'),
     rateLimit: rateLimits(get('RATE_LIMIT', '5000/1h,1000/1h')),
+    rateLimitSweepEveryMs: positiveDuration('RATE_LIMIT_SWEEP_EVERY', get('RATE_LIMIT_SWEEP_EVERY', '5m')),
     pushLeaseMs: duration('PUSH_LEASE', get('PUSH_LEASE', '30s')),
     requestHeadersTimeoutMs,
     requestIdleTimeoutMs: positiveDuration('REQUEST_IDLE_TIMEOUT', get('REQUEST_IDLE_TIMEOUT', '30s')),

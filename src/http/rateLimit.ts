@@ -2,7 +2,10 @@ import type { Context, Next } from 'koa';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../services.ts';
 import type { Quota } from '../config.ts';
-import { isPostgres } from '../db/connect.ts';
+import { isPostgres, type Db } from '../db/connect.ts';
+import { nodeId } from '../work/nodeId.ts';
+import { periodicWorker } from '../work/periodic.ts';
+import type { WorkerFactory } from '../work/worker.ts';
 import { rateLimited } from './errors.ts';
 import { requestToken, tokenUser } from './auth.ts';
 
@@ -24,6 +27,8 @@ function limiterFor(services: Services, prefix: string, quota: Quota): RateLimit
     tableName: 'rate_limits',
     // The table comes from a migration: no DDL at run time.
     tableCreated: true,
+    // Not each limiter of each node every 5 minutes: one node a period sweeps them all (rateLimitSweeper).
+    clearExpiredByTimeout: false,
     // A key over its quota stays refused from memory until its window ends: an abusive client costs no query.
     inMemoryBlockOnConsumed: quota.points + 1,
     // While the database cannot be reached, each process counts on its own rather than failing requests.
@@ -97,3 +102,31 @@ export function rateLimit(services: Services, applies: (path: string) => boolean
     await next();
   };
 }
+
+/** Rows are kept this long past the end of their window before a sweep deletes them (as the store's own sweep did). */
+const SWEEP_AFTER_MS = 3_600_000;
+
+/** Deletes the rate-limit rows whose window ended before `before`; returns how many went. */
+export async function sweepRateLimits(db: Db, before: number): Promise<number> {
+  return db('rate_limits').where('expire', '<', before).delete();
+}
+
+/**
+ * On Postgres, deletes expired rate-limit rows every RATE_LIMIT_SWEEP_EVERY on one node of
+ * all of them (a turn of `periodic_jobs`); nothing to do on SQLite (counted in memory) or
+ * with RATE_LIMIT off.
+ */
+export const rateLimitSweeper: WorkerFactory = ({ db, config, log }) => {
+  if (!config.rateLimit || !isPostgres(db)) return { start: async () => {}, stop: async () => {} };
+  return periodicWorker({
+    db,
+    job: 'sweep_rate_limits',
+    node: nodeId(config.dataDir),
+    everyMs: config.rateLimitSweepEveryMs,
+    log,
+    async run() {
+      // Every pass, even one that found nothing: a line a period says sweeping runs, and on which node.
+      log.info({ rows: await sweepRateLimits(db, Date.now() - SWEEP_AFTER_MS) }, 'swept expired rate limits');
+    },
+  });
+};

@@ -42,7 +42,8 @@ t.test('finished deliveries older than DELIVERY_RETENTION are pruned; pending on
   });
   await db.destroy();
   // A process with a 1 ms retention prunes at start-up.
-  const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1ms' });
+  // Its first turn to prune comes a period after the first node's (src/work/periodic.ts): a short period.
+  const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1ms', DELIVERY_PRUNE_EVERY: '1s' });
   const rows = await waitFor(
     async () => {
       const r = await sibling.services.db('deliveries').select('webhook_id', 'status');
@@ -93,7 +94,7 @@ t.test('event payloads are pruned with their deliveries after DELIVERY_RETENTION
   t.equal(pendingDelivery.status, 'pending', 'the failing delivery waits for its retry');
   await aged.destroy();
 
-  const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1h' });
+  const sibling = await startSibling(t, w, { WEBHOOK_ALLOWED_HOSTS: 'loopback', DELIVERY_RETENTION: '1h', DELIVERY_PRUNE_EVERY: '1s' });
   const sdb = sibling.services.db;
   const left = await waitFor(
     async () => {

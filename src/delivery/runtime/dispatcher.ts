@@ -1,6 +1,7 @@
 import type { Services } from '../../services.ts';
 import type { Worker } from '../../work/worker.ts';
 import { nodeId } from '../../work/nodeId.ts';
+import { takeTurn } from '../../work/periodic.ts';
 import { isPostgres } from '../../db/connect.ts';
 import { claimDue, type Claimed } from '../store/claim.ts';
 import { recordResults, type AttemptResult } from '../store/complete.ts';
@@ -32,7 +33,6 @@ const GO = { send: true } as const;
 
 /** Longest the dispatcher sleeps without looking: catches work written by a process that could not wake it (SQLite, the CLI). */
 const IDLE_POLL_MS = 2000;
-const PRUNE_EVERY_MS = 10 * 60_000;
 
 /** What a dispatcher may be given instead of its defaults. */
 export interface DispatcherOptions {
@@ -154,7 +154,13 @@ export function createDispatcher(services: Services, options: DispatcherOptions 
   });
 
   const prober = createProber({ db, config, log, due: () => claims.wake() });
-  const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: config.deliveryRetentionMs, everyMs: PRUNE_EVERY_MS, log });
+  const pruner = createPruner({
+    prune: (before) => pruneFinished(db, before),
+    retentionMs: config.deliveryRetentionMs,
+    everyMs: config.deliveryPruneEveryMs,
+    turn: (now, everyMs) => takeTurn(db, 'prune_deliveries', owner, now, everyMs),
+    log,
+  });
 
   return dispatcherLifecycle({
     services,
