@@ -89,7 +89,7 @@ t.test('the repository page lists open issues from the issues API', async (t) =>
   const { cookie } = await signInByFetch(w);
   const page = await (await fetch(`${w.url}/demo/widgets`, { headers: { cookie } })).text();
   t.match(page, 'Open issues');
-  t.match(page, '#1</span> Frames &lt;b&gt;rattle&lt;/b&gt;', 'escaped title');
+  t.match(page, '#1</span> <a href="/demo/widgets/issues/1">Frames &lt;b&gt;rattle&lt;/b&gt;</a>', 'escaped title, linking to the issue');
   t.notMatch(page, 'Closed one', 'open issues only');
   const anonymous = await (await fetch(`${w.url}/demo/widgets`)).text();
   t.notMatch(anonymous, 'Open issues', 'signed out: the API needs a token, so the section is left out');
