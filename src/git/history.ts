@@ -112,15 +112,28 @@ const REF_FORMAT = ['%(refname)', '%(objecttype)', '%(objectname)', '%(*objectty
   '%1f',
 );
 
-/** Every branch (`refs/heads/`) or tag (`refs/tags/`) of a repository, newest first: one git for all of them. */
-export async function listRefs(dir: string, prefix: 'refs/heads/' | 'refs/tags/'): Promise<RefEntry[]> {
-  const out = await git(['for-each-ref', '--sort=-creatordate', `--format=${REF_FORMAT}`, prefix], { cwd: dir });
-  return out
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const [ref, type, id, peeledType, peeled, time, subject] = line.split('\x1f');
-      const commit = type === 'commit' ? id : peeledType === 'commit' ? peeled : null;
-      return { name: ref.slice(prefix.length), commit, time: time ? Number(time) * 1000 : null, subject: subject ?? '' };
-    });
+/**
+ * The full names of every branch (`refs/heads/`) or tag (`refs/tags/`), in the order the
+ * pages list them: branches by their commit's date, newest first; tags by version, highest
+ * first (git's `version:refname`). Tags are not sorted by date: that reads every tag
+ * object (60–100 ms for 7,000 tags, two thirds annotated), where names alone take a few ms.
+ */
+export async function listRefNames(dir: string, prefix: 'refs/heads/' | 'refs/tags/'): Promise<string[]> {
+  const sort = prefix === 'refs/heads/' ? '--sort=-creatordate' : '--sort=-version:refname';
+  return (await git(['for-each-ref', sort, '--format=%(refname)', prefix], { cwd: dir })).split('\n').filter(Boolean);
+}
+
+/** The branches and tags named (full names, as listRefNames gives them), in the order given: one git for all of them. */
+export async function refEntries(dir: string, fullNames: string[]): Promise<RefEntry[]> {
+  if (fullNames.length === 0) return [];
+  // Each full name is a for-each-ref pattern matching itself (and refs below it, dropped here);
+  // ref names hold no glob characters (git check-ref-format refuses them).
+  const out = await git(['for-each-ref', `--format=${REF_FORMAT}`, ...fullNames], { cwd: dir });
+  const found = new Map<string, RefEntry>();
+  for (const line of out.split('\n').filter(Boolean)) {
+    const [ref, type, id, peeledType, peeled, time, subject] = line.split('\x1f');
+    const commit = type === 'commit' ? id : peeledType === 'commit' ? peeled : null;
+    found.set(ref, { name: ref.replace(/^refs\/(heads|tags)\//, ''), commit, time: time ? Number(time) * 1000 : null, subject: subject ?? '' });
+  }
+  return fullNames.map((n) => found.get(n)).filter((e): e is RefEntry => e !== undefined);
 }

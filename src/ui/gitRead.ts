@@ -1,4 +1,5 @@
 import { git } from '../git/run.ts';
+import { listRefNames, refEntries } from '../git/history.ts';
 
 /** A branch or tag: short name, the commit it names, and when that commit (or tag) was made. */
 export interface RefInfo {
@@ -29,12 +30,19 @@ function parseRefs(out: string, prefix: string): RefInfo[] {
     });
 }
 
-/** Branches and tags of a bare repository, newest first. Read-only; the caller has checked access. */
-export async function readRefs(dir: string): Promise<{ branches: RefInfo[]; tags: RefInfo[] }> {
+/**
+ * Branches (all, newest first) and the first `shownTags` tags (highest version first, as
+ * the tags page lists them) of a bare repository, with the number of tags: only the shown
+ * tags' objects are read. Read-only; the caller has checked access.
+ */
+export async function readRefs(dir: string, shownTags: number): Promise<{ branches: RefInfo[]; tags: RefInfo[]; tagCount: number }> {
   const format = ['%(refname)', '%(objectname)', '%(*objectname)', '%(creatordate:unix)', '%(contents:subject)'].join('%1f');
-  const list = (pattern: string) => git(['for-each-ref', '--sort=-creatordate', `--format=${format}`, pattern], { cwd: dir });
-  const [heads, tags] = await Promise.all([list('refs/heads/'), list('refs/tags/')]);
-  return { branches: parseRefs(heads, 'refs/heads/'), tags: parseRefs(tags, 'refs/tags/') };
+  const [heads, tagNames] = await Promise.all([
+    git(['for-each-ref', '--sort=-creatordate', `--format=${format}`, 'refs/heads/'], { cwd: dir }),
+    listRefNames(dir, 'refs/tags/'),
+  ]);
+  const tags = (await refEntries(dir, tagNames.slice(0, shownTags))).map((t) => ({ name: t.name, sha: t.commit ?? '', time: t.time, subject: t.subject }));
+  return { branches: parseRefs(heads, 'refs/heads/'), tags, tagCount: tagNames.length };
 }
 
 /** The latest commits of a branch (full ref name, so no name is read as an option). */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { gitClient } from '../helpers/git.ts';
 import { changedFiles } from '../../src/git/diff.ts';
 import { readPatch } from '../../src/git/patch.ts';
-import { commitDetails, listCommits, listRefs, mergeBase } from '../../src/git/history.ts';
+import { commitDetails, listCommits, listRefNames, mergeBase, refEntries } from '../../src/git/history.ts';
 
 t.test('changed files and the patch: odd paths, a rename, a mode change, content that looks like a header', async (t) => {
   const g = gitClient(t);
@@ -82,9 +82,18 @@ t.test('changed files and the patch: odd paths, a rename, a mode change, content
   );
   t.equal(await mergeBase(work, first, second), first);
   await g.ok(['tag', '-a', 'v1', '-m', 'annotated', first], { cwd: work });
+  await g.ok(['tag', 'v1.5', second], { cwd: work });
+  await g.ok(['tag', 'v10', second], { cwd: work });
+  await g.ok(['tag', 'v2', second], { cwd: work });
+  const names = await listRefNames(work, 'refs/tags/');
+  t.same(names, ['refs/tags/v10', 'refs/tags/v2', 'refs/tags/v1.5', 'refs/tags/v1'], 'tags by version, highest first');
   t.same(
-    (await listRefs(work, 'refs/tags/')).map((r) => [r.name, r.commit]),
-    [['v1', first]],
-    'an annotated tag is peeled to its commit',
+    (await refEntries(work, ['refs/tags/v2', 'refs/tags/v1'])).map((r) => [r.name, r.commit]),
+    [
+      ['v2', second],
+      ['v1', first],
+    ],
+    'an annotated tag is peeled to its commit; in the order asked',
   );
+  t.same(await refEntries(work, []), []);
 });

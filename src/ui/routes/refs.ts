@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
-import { listRefs, type RefEntry } from '../../git/history.ts';
+import { listRefNames, refEntries, type RefEntry } from '../../git/history.ts';
 import { PageError } from '../errors.ts';
 import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
@@ -32,17 +32,19 @@ async function refsPage(ctx: Context, services: Services, kind: Kind) {
   const page = pageNumber(ctx.query.page);
   if (page === null) throw new PageError(404, 'Not found', `There is no such page of ${kind}.`);
   const q = typeof ctx.query.q === 'string' ? ctx.query.q.trim().slice(0, 200) : '';
-  let refs = await listRefs(dir, kind === 'branches' ? 'refs/heads/' : 'refs/tags/');
+  const prefix = kind === 'branches' ? 'refs/heads/' : 'refs/tags/';
+  let names = await listRefNames(dir, prefix);
   if (kind === 'branches') {
     // The default branch first, then the rest newest first (the order git sorted them in).
-    const at = refs.findIndex((r) => r.name === repo.default_branch);
-    if (at > 0) refs = [refs[at], ...refs.slice(0, at), ...refs.slice(at + 1)];
+    const at = names.indexOf(prefix + repo.default_branch);
+    if (at > 0) names = [names[at], ...names.slice(0, at), ...names.slice(at + 1)];
   }
-  const all = refs.length;
-  if (q) refs = refs.filter((r) => r.name.toLowerCase().includes(q.toLowerCase()));
-  const pages = Math.max(1, Math.ceil(refs.length / PER_PAGE));
+  const all = names.length;
+  if (q) names = names.filter((n) => n.slice(prefix.length).toLowerCase().includes(q.toLowerCase()));
+  const pages = Math.max(1, Math.ceil(names.length / PER_PAGE));
   if (page > pages) throw new PageError(404, 'Not found', `There is no page ${page} of ${kind}.`);
-  const shown = refs.slice((page - 1) * PER_PAGE, page * PER_PAGE);
+  // Only the shown page's refs are read in full (their commits, tag objects and subjects).
+  const shown = await refEntries(dir, names.slice((page - 1) * PER_PAGE, page * PER_PAGE));
   const base = repoHref(repo, kind);
   const at = (n: number) => {
     const params = new URLSearchParams();
@@ -53,7 +55,7 @@ async function refsPage(ctx: Context, services: Services, kind: Kind) {
   };
   const title = kind === 'branches' ? 'Branches' : 'Tags';
   const word = kind === 'branches' ? 'branch' : 'tag';
-  const found = q ? html`${plural(refs.length, word, kind)} of ${all} contain “${q}”` : plural(all, word, kind);
+  const found = q ? html`${plural(names.length, word, kind)} of ${all} contain “${q}”` : plural(all, word, kind);
   const list = shown.length
     ? html`<ul class="list refs-list">${shown.map((r) => refRow(repo, kind, r))}</ul>`
     : html`<p class="empty">No ${kind}${q ? ' match' : ''}.</p>`;

@@ -42,10 +42,10 @@ export function repoHeader(repo: RepoRecord, owner: boolean, active: RepoTab): S
   <nav class="tabs" aria-label="Repository">${tabs.map(([tab, label, href]) => html`<a href="${href}" ${active === tab ? html`aria-current="page"` : ''}>${label}</a>`)}</nav>`;
 }
 
-function refList(repo: RepoRecord, title: string, refs: RefInfo[]) {
+function refList(repo: RepoRecord, title: string, refs: RefInfo[], total = refs.length) {
   const shown = refs.slice(0, SHOWN_REFS);
-  const more = refs.length > SHOWN_REFS ? html`<li class="muted">and ${refs.length - SHOWN_REFS} more</li>` : '';
-  return html`<section class="card"><h2>${title} <span class="count">${refs.length}</span></h2>
+  const more = total > SHOWN_REFS ? html`<li class="muted">and ${total - SHOWN_REFS} more</li>` : '';
+  return html`<section class="card"><h2>${title} <span class="count">${total}</span></h2>
   ${refs.length ? html`<ul class="refs">${shown.map((r) => html`<li><a class="ref" href="/${repo.org}/${repo.name}/tree/${refPath(r.name)}">${r.name}</a> <code class="sha">${shortSha(r.sha)}</code></li>`)}${more}</ul>` : html`<p class="empty">None.</p>`}</section>`;
 }
 
@@ -68,7 +68,7 @@ export function repoRoutes(router: Router, services: Services) {
     const repo = await readerFor(ctx, services).repo(ctx.params.org, ctx.params.repo);
     const dir = repoDir(services.config.reposDir, repo.org, repo.name);
     const [refs, owner, issues, failing, parked, mirror] = await Promise.all([
-      readRefs(dir),
+      readRefs(dir, SHOWN_REFS),
       repo.access.admin,
       issuesSection(ctx, services, repo),
       failingPushRecords(services.db, repo.id),
@@ -98,9 +98,9 @@ export function repoRoutes(router: Router, services: Services) {
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
       html`${repoHeader(repo, owner, 'code')}${pushNote}${parkedNote}${mirror ? mirrorCard(ctx, `/${repo.org}/${repo.name}`, mirror, owner) : ''}
       <section class="card clone"><label for="clone-url">Clone over HTTP</label><div class="copy"><textarea id="clone-url" class="copy-field" readonly rows="1" spellcheck="false">${repo.clone_url}</textarea><button type="button" class="js-only" data-copy="#clone-url">Copy</button></div>
-      <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tags.length, 'tag')}</p></section>
+      <p class="muted">Default branch <span class="ref">${repo.default_branch}</span> · ${plural(refs.branches.length, 'branch', 'branches')} · ${plural(refs.tagCount, 'tag')}</p></section>
       ${files}
-      <div class="columns"><div>${history}${issues}</div><div>${refList(repo, 'Branches', refs.branches)}${refList(repo, 'Tags', refs.tags)}</div></div>`,
+      <div class="columns"><div>${history}${issues}</div><div>${refList(repo, 'Branches', refs.branches)}${refList(repo, 'Tags', refs.tags, refs.tagCount)}</div></div>`,
     );
   });
 }
