@@ -84,15 +84,19 @@ export function repoRoutes(router: Router, services: Services) {
       ? html`<p class="flash error" role="status">The webhook events of ${plural(parked, 'push', 'pushes')} were parked: recording them failed in a way that will not pass by itself, so they are not tried again; later pushes are recorded as usual.</p>`
       : '';
     const branch = refs.branches.find((b) => b.name === repo.default_branch) ?? refs.branches[0];
-    const commits = branch ? await recentCommits(dir, branch.name) : [];
+    // The log and the root folder (with its README) read side by side: each is a git of its own.
+    const [commits, files] = branch
+      ? await Promise.all([
+          recentCommits(dir, branch.name),
+          listTree(dir, branch.sha).then((tree) => folderView(dir, repo, { name: branch.name, kind: 'branch', commit: branch.sha }, [], tree)),
+        ])
+      : [[], ''];
     const history = branch
       ? html`<section class="card"><h2>Recent commits on <span class="ref">${branch.name}</span></h2><ul class="list commits">${commits.map(
           (c) =>
             html`<li class="row"><span><code class="sha">${shortSha(c.sha)}</code> <a href="${commitHref(repo, c.sha)}">${c.subject}</a></span><span class="muted">${c.author} · ${timeTag(c.time)}</span></li>`,
         )}</ul></section>`
       : pushHelp(repo);
-    // The root folder of the default branch and its README, as a file browser page shows them.
-    const files = branch ? await folderView(dir, repo, { name: branch.name, kind: 'branch', commit: branch.sha }, [], await listTree(dir, branch.sha)) : '';
     renderPage(
       ctx,
       { title: repo.full_name, crumbs: [{ label: repo.org, href: `/${repo.org}` }, { label: repo.name }] },
