@@ -1,13 +1,25 @@
 #!/usr/bin/env node
 // Runs the whole suite with tap on one database: SQLite, or Postgres when
 // TEST_DATABASE_URL is set. Ends with the failed tests, file and subtest names
-// (so the end of a CI log says which), then the line "N passed, N failed".
-import { spawn } from 'node:child_process';
+// (so the end of a CI log says which), then the line "N passed, N failed". When Swift is
+// installed (scripts/swift.sh install) it starts one for the whole run, on free ports, and
+// names it in WHARF_TEST_SWIFT for the S3 test files (test/helpers/swift.ts), stopping it at
+// the end: one start (8–40 s) instead of one per file.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
 const database = process.env.TEST_DATABASE_URL ? 'Postgres' : 'SQLite';
 process.stdout.write(`Running the suite on ${database}\n`);
-const child = spawn('npx', ['--no-install', 'tap', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+const swift = await startSwift();
+const child = spawn('npx', ['--no-install', 'tap', ...args], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, ...(swift ? { WHARF_TEST_SWIFT: swift.dir } : {}) },
+});
 
 // The TAP stream: "# Subtest: name" opens a test at an indentation; "not ok N - name"
 // closes a failed one. The path of open subtests names each failure.
@@ -37,6 +49,7 @@ child.stdout.on('data', (chunk) => {
   lines.forEach(readLine);
 });
 child.on('close', (code, signal) => {
+  swift?.stop();
   if (pending) readLine(pending);
   // tap's summary line looks like "# { total: 12, pass: 11, fail: 1 }".
   const summary = /#\s*\{([^}]*)\}\s*$/m.exec(
@@ -56,3 +69,35 @@ child.on('close', (code, signal) => {
   process.stdout.write(`${count('pass')} passed, ${failed} failed\n`);
   process.exitCode = code ?? (signal ? 1 : 0);
 });
+
+/** A free loopback port, and the four after it (Swift's object, container, account, proxy, memcached). */
+async function freePortBase() {
+  const free = (port) =>
+    new Promise((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const base = 40000 + 5 * Math.floor(Math.random() * 2000);
+    if ((await Promise.all([0, 1, 2, 3, 4].map((i) => free(base + i)))).every(Boolean)) return base;
+  }
+}
+
+/** Starts the run's Swift when it is installed and no test Swift is named already; null otherwise. */
+async function startSwift() {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'swift.sh');
+  if (process.env.WHARF_TEST_SWIFT || spawnSync(script, ['installed']).status !== 0) return null;
+  const dir = path.join(os.tmpdir(), `wharf-suite-swift-${randomBytes(6).toString('hex')}`);
+  const stop = () => spawnSync(script, ['stop', dir]);
+  const started = spawnSync(script, ['start', dir], { encoding: 'utf8', env: { ...process.env, SWIFT_PORT_BASE: String(await freePortBase()) } });
+  if (started.status !== 0) {
+    // The S3 files then start a Swift each, as they do without this runner.
+    process.stdout.write(`# could not start a Swift for the run (${started.stderr.trim().split('\n').pop()}); the S3 files start their own\n`);
+    stop();
+    return null;
+  }
+  process.once('exit', stop);
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+  return { dir, stop };
+}

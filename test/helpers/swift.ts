@@ -36,24 +36,8 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** Five free consecutive ports (object, container, account, proxy, memcached), so test files can run side by side. */
-async function freePortBase(): Promise<number> {
-  for (;;) {
-    const base = 20000 + 5 * Math.floor(Math.random() * 4000);
-    const free = await Promise.all([0, 1, 2, 3, 4].map((i) => portFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
-}
-
-/**
- * Starts a Swift for the test file (stopped when the file ends), or, when Swift is not
- * installed, plans no test and says why, so `npm test` without it skips the file.
- */
-export async function startSwift(t: TestLike): Promise<TestSwift | null> {
-  if (spawnSync(SCRIPT, ['installed']).status !== 0) {
-    t.plan(0, 'S3 tests skipped: Swift is not installed (run scripts/swift.sh install)');
-    return null;
-  }
+/** Starts a Swift into a fresh directory, stopped when the test file ends (or dies); returns the directory. */
+async function startOwnSwift(t: TestLike): Promise<string> {
   const dir = path.join(os.tmpdir(), `wharf-swift-${randomBytes(6).toString('hex')}`);
   const stop = () => spawnSync(SCRIPT, ['stop', dir]);
   process.once('exit', stop); // a test file that dies still stops its Swift
@@ -67,6 +51,31 @@ export async function startSwift(t: TestLike): Promise<TestSwift | null> {
       err ? reject(new Error(`scripts/swift.sh start failed: ${stderr}`)) : resolve(),
     ),
   );
+  return dir;
+}
+
+/** Five free consecutive ports (object, container, account, proxy, memcached), so test files can run side by side. */
+async function freePortBase(): Promise<number> {
+  for (;;) {
+    const base = 20000 + 5 * Math.floor(Math.random() * 4000);
+    const free = await Promise.all([0, 1, 2, 3, 4].map((i) => portFree(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+}
+
+/**
+ * The Swift of the test file: the one the suite's runner started for every file (scripts/test.js
+ * names its directory in WHARF_TEST_SWIFT), or else one started for this file and stopped when
+ * it ends. When Swift is not installed, plans no test and says why, so `npm test` without it
+ * skips the file. Every test makes buckets of its own, so files share one Swift safely.
+ */
+export async function startSwift(t: TestLike): Promise<TestSwift | null> {
+  const shared = process.env.WHARF_TEST_SWIFT;
+  if (!shared && spawnSync(SCRIPT, ['installed']).status !== 0) {
+    t.plan(0, 'S3 tests skipped: Swift is not installed (run scripts/swift.sh install)');
+    return null;
+  }
+  const dir = shared || (await startOwnSwift(t));
   const vars = Object.fromEntries([...fs.readFileSync(path.join(dir, 'env'), 'utf8').matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]])) as Record<
     string,
     string
