@@ -180,7 +180,7 @@ t.test('pruner: deletes finished deliveries older than the retention, keeps the 
         { status: 'pending' },
       ][i],
   );
-  const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: 30 * day, everyMs: 60_000, turn: async () => true, log });
+  const pruner = createPruner({ prune: (before) => pruneFinished(db, before), retentionMs: 30 * day, everyMs: 60_000, db, node: 'test', log });
   t.equal(await pruner.run(), 2, 'the two finished over 30 days ago');
   t.same(
     (await db('deliveries').orderBy('id').select('status')).map((r: any) => r.status),
@@ -192,7 +192,8 @@ t.test('pruner: deletes finished deliveries older than the retention, keeps the 
     },
     retentionMs: day,
     everyMs: 60_000,
-    turn: async () => true,
+    db,
+    node: 'test',
     log,
   });
   t.equal(await broken.run(), 0, 'a failure is logged, not thrown');

@@ -1,7 +1,6 @@
 import type { Services } from '../../services.ts';
 import type { Worker } from '../../work/worker.ts';
 import { nodeId } from '../../work/nodeId.ts';
-import { takeTurn } from '../../work/periodic.ts';
 import { isPostgres } from '../../db/connect.ts';
 import { claimDue, type Claimed } from '../store/claim.ts';
 import { recordResults, type AttemptResult } from '../store/complete.ts';
@@ -158,7 +157,8 @@ export function createDispatcher(services: Services, options: DispatcherOptions 
     prune: (before) => pruneFinished(db, before),
     retentionMs: config.deliveryRetentionMs,
     everyMs: config.deliveryPruneEveryMs,
-    turn: (now, everyMs) => takeTurn(db, 'prune_deliveries', owner, now, everyMs),
+    db,
+    node: owner,
     log,
   });
 

@@ -11,7 +11,7 @@ import type { createProber } from '../pacing/prober.ts';
 import type { DeliveryTransport } from '../attempt/transport.ts';
 import type { createClaimLoop } from './claimLoop.ts';
 import type { createDueTimer } from './dueTimer.ts';
-import type { createPruner } from './pruner.ts';
+import type { Pruner } from './pruner.ts';
 import type { ResultWriter } from './resultWriter.ts';
 import { CHANNEL } from './listen.ts';
 
@@ -21,7 +21,7 @@ export interface DispatcherParts {
   postgres: boolean;
   claims: ReturnType<typeof createClaimLoop<Claimed>>;
   timer: ReturnType<typeof createDueTimer>;
-  pruner: ReturnType<typeof createPruner>;
+  pruner: Pruner;
   prober: ReturnType<typeof createProber>;
   queue: FairQueue;
   writer: ResultWriter<AttemptResult>;
@@ -54,7 +54,7 @@ export function dispatcherLifecycle(p: DispatcherParts): Worker {
       });
       if (p.postgres)
         closeSources = wakeOn({ listen: { databaseUrl: config.databaseUrl, channel: CHANNEL, what: 'delivery', log } }, () => claims.wakeForNew());
-      pruner.start();
+      await pruner.start();
       p.prober.start();
       // Resumes everything that fell due while no process was running.
       claims.wake();
@@ -62,7 +62,7 @@ export function dispatcherLifecycle(p: DispatcherParts): Worker {
     async stop() {
       services.signals.off(SIGNAL.deliveries, onLocalWork);
       timer.stop();
-      pruner.stop();
+      await pruner.stop();
       p.prober.stop();
       await closeSources?.();
       // No new claims; attempts in flight finish and their results are written.

@@ -1,33 +1,28 @@
 import type { Logger } from 'pino';
+import type { Db } from '../../db/connect.ts';
+import { periodicWorker } from '../../work/periodic.ts';
+import type { Worker } from '../../work/worker.ts';
 
-/** Deletes finished work past its retention, now and then. */
-export interface Pruner {
-  /** Takes its turn at start and whenever one falls due, looking about four times a period. */
-  start(): void;
-  stop(): void;
+/** Deletes finished deliveries past their retention, on the turns this node takes (src/work/periodic.ts). */
+export interface Pruner extends Worker {
   /** One pass: what finished before now − retention goes; resolves with how many rows went (0 on an error, which is logged). */
   run(): Promise<number>;
 }
 
-/** The longest a node waits between looks for its turn: a turn is taken at most this late. */
-const MAX_LOOK_MS = 60_000;
-
 /**
- * Runs `prune(before)`, with `before` = now − `retentionMs`, on each turn `turn` grants:
- * the turns are shared by every node (src/work/periodic.ts), one per `everyMs` between
- * them all, so several nodes prune once a period, not once each. Failures are logged,
+ * Runs `prune(before)`, with `before` = now − `retentionMs`, once a period (`everyMs`)
+ * between every node on the database: a periodic job (`prune_deliveries`) whose turns the
+ * nodes share, so several nodes prune once a period, not once each. Failures are logged,
  * never thrown.
  */
 export function createPruner(o: {
   prune: (before: number) => Promise<number>;
   retentionMs: number;
   everyMs: number;
-  /** Whether this node takes the turn due now (true: it is its own; false: another node's, or none is due). */
-  turn: (now: number, everyMs: number) => Promise<boolean>;
+  db: Db;
+  node: string;
   log: Logger;
 }): Pruner {
-  let interval: NodeJS.Timeout | undefined;
-  let running = false;
   async function run() {
     try {
       const n = await o.prune(Date.now() - o.retentionMs);
@@ -39,26 +34,6 @@ export function createPruner(o: {
       return 0;
     }
   }
-  async function look() {
-    if (running) return;
-    running = true;
-    try {
-      if (await o.turn(Date.now(), o.everyMs)) await run();
-    } catch (err) {
-      o.log.warn({ err }, 'could not take the pruning turn');
-    } finally {
-      running = false;
-    }
-  }
-  return {
-    run,
-    start() {
-      interval = setInterval(() => void look(), Math.min(MAX_LOOK_MS, Math.max(50, Math.floor(o.everyMs / 4))));
-      interval.unref();
-      void look();
-    },
-    stop() {
-      clearInterval(interval);
-    },
-  };
+  const worker = periodicWorker({ db: o.db, job: 'prune_deliveries', node: o.node, everyMs: o.everyMs, run: async () => void (await run()), log: o.log });
+  return { run, start: () => worker.start(), stop: () => worker.stop() };
 }
