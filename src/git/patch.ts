@@ -69,24 +69,19 @@ export async function readPatch(dir: string, sides: DiffSides, limits: PatchLimi
         return;
       }
       if (!file) return;
-      if (!hunk) {
-        // The extended header, until the first hunk. Within a hunk, "---" and "+++" are content.
-        const start = HUNK.exec(line);
-        if (start) {
-          hunk = { header: line, lines: [] };
-          file.hunks.push(hunk);
-          oldNo = Number(start[1]);
-          newNo = Number(start[2]);
-        } else if (line.startsWith('Binary files ')) file.binary = true;
-        else if (KEPT_NOTES.test(line)) file.notes.push(line);
-        return;
-      }
+      // A hunk header opens a hunk: in the extended header, or within a hunk (where "---" and "+++" are content).
       const start = HUNK.exec(line);
       if (start) {
         hunk = { header: line, lines: [] };
         file.hunks.push(hunk);
         oldNo = Number(start[1]);
         newNo = Number(start[2]);
+        return;
+      }
+      if (!hunk) {
+        // The extended header, until the first hunk.
+        if (line.startsWith('Binary files ')) file.binary = true;
+        else if (KEPT_NOTES.test(line)) file.notes.push(line);
         return;
       }
       if (++lines > limits.lines) return false;

@@ -5,15 +5,10 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { contentCheck } from './integrity.ts';
 import { LfsIntegrityError, OID_PATTERN, type LfsStore } from './lfsStore.ts';
+import type { S3Settings } from '../config.ts';
 
 /** Where and how to reach the bucket (LFS_STORE=s3; see docs/configuration.md). */
-export interface S3StoreOptions {
-  endpoint: string;
-  bucket: string;
-  region: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  forcePathStyle: boolean;
+export interface S3StoreOptions extends Omit<S3Settings, 'createBucket'> {
   /** Seconds a presigned download address stays valid (LFS_DOWNLOAD_EXPIRES). */
   downloadExpiresSec: number;
   /** Bytes per part of a multipart upload; an object up to this size is sent in one PUT. 8 MiB by default (S3's least is 5 MiB). */
