@@ -159,23 +159,25 @@ export function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready
 // body; GET /stats reports the requests, body bytes, distinct X-Service-Delivery values,
 // signatures that did not verify and the last arrival (epoch ms). With RECEIVER_SECRET set
 // it checks each X-Service-Signature (sha256= + hex HMAC-SHA256 of the body keyed by the
-// secret's UTF-8 bytes); with RECEIVER_LINES=1 it prints a line per request:
+// secret's UTF-8 bytes); with RECEIVER_DELAY_MS it answers each POST that long after
+// reading it (a receiver with work to do); with RECEIVER_LINES=1 it prints a line per request:
 // `r <arrival ms> <path> <event> <delivery> <after sha> <body bytes> <signature ok 1|0>`.
 const RECEIVER = `
 import http from 'node:http';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 const key = process.env.RECEIVER_SECRET ? Buffer.from(process.env.RECEIVER_SECRET, 'utf8') : null;
 const lines = process.env.RECEIVER_LINES === '1';
-let requests = 0, bytes = 0, bad = 0, last = 0; const guids = new Set();
+const delay = Number(process.env.RECEIVER_DELAY_MS ?? 0);
+let requests = 0, bytes = 0, bad = 0, first = 0, last = 0; const guids = new Set();
 const server = http.createServer((req, res) => {
-  if (req.method === 'GET') { res.end(JSON.stringify({ requests, bytes, guids: guids.size, bad_signatures: bad, last })); return; }
+  if (req.method === 'GET') { res.end(JSON.stringify({ requests, bytes, guids: guids.size, bad_signatures: bad, first, last })); return; }
   const chunks = [];
   req.on('data', (c) => { bytes += c.length; chunks.push(c); });
   req.on('end', () => {
     const at = Date.now();
     const body = Buffer.concat(chunks);
     const guid = String(req.headers['x-service-delivery'] ?? '-');
-    requests++; last = at; guids.add(guid);
+    requests++; last = at; first ||= at; guids.add(guid);
     let ok = true;
     if (key) {
       const want = Buffer.from('sha256=' + createHmac('sha256', key).update(body).digest('hex'));
@@ -187,7 +189,8 @@ const server = http.createServer((req, res) => {
       const after = /"after":"([0-9a-f]{40})"/.exec(body.toString('latin1'))?.[1] ?? '-';
       process.stdout.write('r ' + at + ' ' + req.url + ' ' + (req.headers['x-service-event'] ?? '-') + ' ' + guid + ' ' + after + ' ' + body.length + ' ' + (ok ? 1 : 0) + '\\n');
     }
-    res.end('ok');
+    if (delay > 0) setTimeout(() => res.end('ok'), delay);
+    else res.end('ok');
   });
 });
 server.keepAliveTimeout = 60_000;
@@ -200,6 +203,8 @@ export interface ReceiverStats {
   bytes: number;
   guids: number;
   bad_signatures: number;
+  /** Epoch ms of the first and the last request read. */
+  first: number;
   last: number;
 }
 
