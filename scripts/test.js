@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the whole suite with tap on one database: SQLite, or Postgres when
+// Runs the whole suite with tap (at least two files at a time) on one database: SQLite, or Postgres when
 // TEST_DATABASE_URL is set. Ends with the failed tests, file and subtest names
 // (so the end of a CI log says which), then the line "N passed, N failed". When Swift is
 // installed (scripts/swift.sh install) it starts one for the whole run, on free ports, and
@@ -16,7 +16,10 @@ const args = process.argv.slice(2);
 const database = process.env.TEST_DATABASE_URL ? 'Postgres' : 'SQLite';
 process.stdout.write(`Running the suite on ${database}\n`);
 const swift = await startSwift();
-const child = spawn('npx', ['--no-install', 'tap', ...args], {
+// tap runs one file at a time on 2 cores (its default is the cores less one); most files
+// wait on git, servers and timers, so two at a time take 10 minutes where one took 18.
+const jobs = args.some((a) => a.startsWith('--jobs') || /^-j\d*$/.test(a)) ? [] : [`--jobs=${Math.max(2, os.availableParallelism())}`];
+const child = spawn('npx', ['--no-install', 'tap', ...jobs, ...args], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, ...(swift ? { WHARF_TEST_SWIFT: swift.dir } : {}) },
 });
