@@ -4,8 +4,12 @@ import { git, startGit } from './run.ts';
 // `ext::sh -c …` and other `<transport>::` remote-helper forms, which run commands when a
 // clone follows the submodule (with a permissive protocol.allow). Wharf refuses them on
 // push (the pre-receive hook, hooks.ts), on import and on a pull mirror's sync
-// (gitmodulesProblem below), like git does for options: every .gitmodules blob that a
-// tree entry of a new commit names is read.
+// (gitmodulesProblem below), like git does for options: every .gitmodules blob that the
+// root tree of a new commit names (any case) is read. Only that one can run anything: git
+// reads submodules from the top-level .gitmodules alone (a nested one is an ordinary file,
+// still checked by git's own fsck), and a folder moved to the top makes new commits whose
+// root is checked then. Looking only at the root spares the diff every changed folder:
+// about 60 ms of a 700 ms mirror push of 8,000 commits (bench/pushProfile.bench.ts).
 
 /**
  * Why a `submodule.<name>.url` value is refused, or null when it is a plain URL or path.
@@ -26,10 +30,11 @@ export function gitmodulesMessage(blob: string, name: string, url: string, probl
 }
 
 /**
- * diff-tree arguments that list, for commits given on stdin, the tree entries named
- * .gitmodules (any folder, any case, as git's fsck finds them) that differ from a parent.
+ * diff-tree arguments that list, for commits given on stdin, the root tree's entry named
+ * .gitmodules (any case, as a case-insensitive checkout would read it) when it differs
+ * from a parent's.
  */
-export const GITMODULES_DIFF = ['diff-tree', '--stdin', '-r', '-m', '--root', '--no-commit-id', '--', ':(icase).gitmodules', ':(icase)*/.gitmodules'];
+export const GITMODULES_DIFF = ['diff-tree', '--stdin', '-r', '-m', '--root', '--no-commit-id', '--', ':(icase).gitmodules'];
 
 /** Blob ids out of GITMODULES_DIFF's raw output (regular files only; a deletion names none). */
 export function gitmodulesBlobs(raw: string): string[] {

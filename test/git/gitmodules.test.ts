@@ -64,25 +64,34 @@ t.test('a push is refused, refs unchanged, when a new commit names a .gitmodules
   t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
 });
 
-t.test('a .gitmodules that reuses a blob the repository already has, in a folder, in another case, is checked too', async (t) => {
-  const w = await startWharf(t);
-  const g = gitClient(t);
-  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
-  await buildRepo(w, 'demo', 'app');
-  const url = repoUrl(w, 'demo/app', token);
-  const work = path.join(g.dir, 'work');
-  await g.ok(['init', '-q', '-b', 'main', work]);
-  // The same bytes as an ordinary file are fine, and are now in the repository.
-  await g.commit(work, 'notes', { 'notes.txt': gitmodules('y', 'fd::17') });
-  await g.ok(['push', '-q', url, 'main'], { cwd: work });
-  const before = refList(await g.ok(['ls-remote', url]));
+t.test(
+  'a top-level .gitmodules that reuses a blob the repository already has, in another case, is checked too; one in a folder is an ordinary file',
+  async (t) => {
+    const w = await startWharf(t);
+    const g = gitClient(t);
+    const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+    await buildRepo(w, 'demo', 'app');
+    const url = repoUrl(w, 'demo/app', token);
+    const work = path.join(g.dir, 'work');
+    await g.ok(['init', '-q', '-b', 'main', work]);
+    // The same bytes as an ordinary file are fine, and are now in the repository.
+    await g.commit(work, 'notes', { 'notes.txt': gitmodules('y', 'fd::17') });
+    await g.ok(['push', '-q', url, 'main'], { cwd: work });
+    const before = refList(await g.ok(['ls-remote', url]));
 
-  await g.commit(work, 'the same blob as a .gitmodules', { 'vendor/.GITMODULES': gitmodules('y', 'fd::17') });
-  const pushed = await g.run(['push', url, 'main'], { cwd: work });
-  t.not(pushed.code, 0, 'the push fails');
-  t.match(pushed.stderr, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/);
-  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
-});
+    // git reads submodules from the top-level .gitmodules alone: in a folder it is a file like any other.
+    await g.commit(work, 'the same blob in a folder', { 'vendor/.gitmodules': gitmodules('y', 'fd::17') });
+    await g.ok(['push', '-q', url, 'main'], { cwd: work });
+    const nested = refList(await g.ok(['ls-remote', url]));
+    t.notSame(nested, before, 'a .gitmodules in a folder is taken');
+
+    await g.commit(work, 'the same blob as the .gitmodules', { '.GITMODULES': gitmodules('y', 'fd::17') });
+    const pushed = await g.run(['push', url, 'main'], { cwd: work });
+    t.not(pushed.code, 0, 'the push fails');
+    t.match(pushed.stderr, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/);
+    t.same(refList(await g.ok(['ls-remote', url])), nested, 'refs unchanged');
+  },
+);
 
 t.test('submodules with https and relative URLs push as before; so do later pushes, merges and deletions', async (t) => {
   const w = await startWharf(t);
@@ -104,7 +113,7 @@ t.test('submodules with https and relative URLs push as before; so do later push
   await g.ok(['merge', '-q', '--no-edit', 'topic'], { cwd: work });
   await g.ok(['push', '-q', url, 'main', 'topic'], { cwd: work });
   const local = (await g.ok(['rev-parse', 'main', 'topic'], { cwd: work })).trim().split('\n');
-  t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`, `${local[1]} refs/heads/topic`]);
+  t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`, `${local[1]} refs/heads/topic`].sort(), 'both branches, as pushed');
   await g.ok(['push', '-q', url, ':topic'], { cwd: work });
   t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`], 'the deletion went through');
 });
