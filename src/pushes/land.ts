@@ -35,6 +35,7 @@ const RETRY_STEP_MS = 200;
 export async function landPush(context: DomainContext & Pick<Services, 'log'>, push: LandedPush): Promise<void> {
   const { db, config, log } = context;
   const { repository: repo, pusherId, pushLog } = push;
+  const started = performance.now();
   const landed = await readPushLog(pushLog);
   if (!landed) return; // nothing landed: the hook never ran
   if (landed.updates.some((u) => u.ref.startsWith('refs/heads/') && (isZero(u.before) || isZero(u.after)))) {
@@ -53,6 +54,10 @@ export async function landPush(context: DomainContext & Pick<Services, 'log'>, p
     }
   }
   await removePushLog(pushLog);
+  log.debug(
+    { repository: `${repo.org}/${repo.name}`, refs: landed.updates.length, land_ms: Math.round((performance.now() - started) * 10) / 10 },
+    'push landed',
+  );
   wake(context).pushRecords();
   if (isPostgres(db)) void announcePush(db, log);
   // After the record, in the background: the push is promised already, and packing is only for speed.
