@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Knex } from 'knex';
 import { connect } from '../src/db/connect.ts';
 import type { Bench } from './run.ts';
 import { child, freshDatabase, median, RUNS, spread, startReceiver, timedGit, wharfEnv, type Child } from './fixtures.ts';
@@ -86,6 +87,9 @@ interface Run {
   firstArrivalMs: number;
   gitPushMs: number;
   perNode: number[];
+  attemptsPer100ms: number[];
+  eventsPer100ms: number[];
+  attemptMeanMs: number;
   /** What SPEC §5.3 promises that this run broke: 0 each. */
   missing: number;
   duplicates: number;
@@ -149,6 +153,21 @@ async function runOnce(dir: string, src: string, nodes: number, swift: Record<st
     const rows = await db('deliveries').where('event', 'push').select('status', 'attempts');
     const [{ n: attemptRows }] = await db('delivery_attempts').whereIn('delivery_id', db('deliveries').where('event', 'push').select('id')).count({ n: '*' });
     const perNode = await Promise.all(started.map(attemptsOf));
+    // Attempts started per 100 ms from the push's end, and events recorded: where the run is slower than the limit.
+    const per100 = async (table: string, column: string, where: (q: Knex.QueryBuilder) => Knex.QueryBuilder) => {
+      const counts: number[] = [];
+      for (const { t } of (await where(db(table)).select(db.raw(`${column} AS t`))) as { t: number }[]) {
+        const k = Math.max(0, Math.floor((Number(t) - pushedAt) / 100));
+        while (counts.length <= k) counts.push(0);
+        counts[k]++;
+      }
+      return counts;
+    };
+    const attemptsPer100ms = await per100('delivery_attempts', 'started_at', (q) =>
+      q.whereIn('delivery_id', db('deliveries').where('event', 'push').select('id')),
+    );
+    const eventsPer100ms = await per100('events', 'created_at', (q) => q.where('type', 'push'));
+    const [{ mean }] = await db('delivery_attempts').avg({ mean: 'duration_ms' });
     const succeeded = rows.filter((r) => r.status === 'success' && Number(r.attempts) === 1).length;
     return {
       nodes,
@@ -157,6 +176,9 @@ async function runOnce(dir: string, src: string, nodes: number, swift: Record<st
       firstArrivalMs: stats.first - pushedAt,
       gitPushMs,
       perNode,
+      attemptsPer100ms,
+      eventsPer100ms,
+      attemptMeanMs: Number(Number(mean).toFixed(1)),
       missing: Math.max(0, DELIVERIES - stats.guids),
       duplicates: stats.requests - stats.guids,
       badSignatures: stats.bad_signatures,
@@ -205,6 +227,10 @@ const bench: Bench = async (report) => {
       first_arrival_ms: spread(rs.map((r) => r.firstArrivalMs)),
       git_push_ms: spread(rs.map((r) => r.gitPushMs)),
       attempts_per_node: rs.map((r) => r.perNode),
+      attempt_mean_ms: rs.map((r) => r.attemptMeanMs),
+      median_run_per_100ms: (({ attemptsPer100ms, eventsPer100ms }) => ({ attempts_started: attemptsPer100ms, events_recorded: eventsPer100ms }))(
+        rs.find((r) => r.rate === median(rs.map((x) => x.rate)))!,
+      ),
     });
     report({
       figure: 'nodes_3_over_1_postgres',
