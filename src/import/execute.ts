@@ -86,10 +86,12 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
     }
     // What arrived, counted from the copy itself: a fast copy may end before git reports it.
-    await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...(await copySize(tmp)) }, true);
-    // Two read-only scans of the copy, side by side: its .gitmodules (a refusal fails the
-    // import) and its LFS pointers. Run on every attempt, a resumed one included.
-    const [pointers] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp)]);
+    const copied = await copySize(tmp);
+    await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...copied }, true);
+    // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import),
+    // its LFS pointers, and what the page and the record show of it (refs and commits; the
+    // LFS fetch below leaves the copy as it is). Run on every attempt, a resumed one included.
+    const [pointers, , counts, commits] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp), countCommits(tmp)]);
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
       url: source.url,
@@ -103,10 +105,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       onProgress: (done, total) => void write({ percent: overall('fetching_lfs', total ? (done * 100) / total : 100) }),
     });
     await write({ status: 'finalizing', phase: 'finalizing', percent: overall('finalizing', 0) }, true);
-    const counts = await countRefs(tmp);
-    // What the page and the record show of the result, counted on the copy before it moves.
-    const commits = await countCommits(tmp);
-    const sizeBytes = (await copySize(tmp)).bytes_received + lfs.stored.reduce((sum, o) => sum + o.size, 0);
+    const sizeBytes = copied.bytes_received + lfs.stored.reduce((sum, o) => sum + o.size, 0);
     await finalizeImport(
       db,
       config,
