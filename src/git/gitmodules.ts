@@ -70,9 +70,18 @@ export interface ScannedCommits {
  * cannot parse holds no URL git would use.
  */
 export async function gitmodulesProblem(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<string | null> {
+  return (await scanGitmodules(dir, commits)).problem;
+}
+
+/** gitmodulesProblem's scan, with how many commits it read: an import counts its history in the same walk. */
+export async function scanGitmodules(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<{ problem: string | null; commits: number }> {
   // rev-list feeds diff-tree as it walks: the two run side by side, and no list of every commit is held here.
   const revList = startGit(['rev-list', ...commits.revs], { cwd: dir, input: commits.input ?? null });
   const diffTree = startGit(GITMODULES_DIFF, { cwd: dir, input: 'open' });
+  let walked = 0;
+  revList.child.stdout.on('data', (c: Buffer) => {
+    for (let i = c.indexOf(10); i >= 0; i = c.indexOf(10, i + 1)) walked++;
+  });
   revList.child.stdout.pipe(diffTree.child.stdin!);
   // A diff-tree that dies early unpipes rev-list, which could then wait for ever on a full
   // pipe: what it still writes is read and dropped, so it ends and both exits are known.
@@ -83,7 +92,12 @@ export async function gitmodulesProblem(dir: string, commits: ScannedCommits = {
   const [listed, diffed] = await Promise.all([revList.done, diffTree.done]);
   if (listed.code !== 0) throw new Error(`git rev-list failed: ${listed.stderr.trim()}`);
   if (diffed.code !== 0) throw new Error(`git diff-tree failed: ${diffed.stderr.trim()}`);
-  for (const blob of gitmodulesBlobs(Buffer.concat(chunks).toString('utf8'))) {
+  return { problem: await firstUrlProblem(dir, gitmodulesBlobs(Buffer.concat(chunks).toString('utf8'))), commits: walked };
+}
+
+/** The first refused submodule URL among some .gitmodules blobs, or null. */
+async function firstUrlProblem(dir: string, blobs: string[]): Promise<string | null> {
+  for (const blob of blobs) {
     const [config, ...rest] = URL_CONFIG;
     const text = await git([config, '--blob', blob, ...rest], { cwd: dir }).catch(() => '');
     for (const [name, url] of submoduleUrls(text)) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { git } from '../git/run.ts';
-import { gitmodulesProblem } from '../git/gitmodules.ts';
+import { scanGitmodules } from '../git/gitmodules.ts';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { parseGitProgress, type Progress } from '../remote/progress.ts';
 import { GitRunError, remoteGit } from '../remote/gitRemote.ts';
@@ -29,15 +29,19 @@ export interface CopyOptions {
 const ALL_REFS = '+refs/*:refs/*';
 const FETCH = ['fetch', '--progress', '--no-write-fetch-head', '--no-recurse-submodules'];
 
-/** SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too. */
-export async function checkGitmodules(dir: string): Promise<void> {
-  const problem = await gitmodulesProblem(dir);
+/**
+ * SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too.
+ * Returns how many commits the copy's refs reach, counted in the same walk.
+ */
+export async function checkGitmodules(dir: string): Promise<number> {
+  const { problem, commits } = await scanGitmodules(dir);
   if (problem)
     throw new GitRunError({
       kind: 'fsck_failed',
       message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`,
       broken: false,
     });
+  return commits;
 }
 
 /**
@@ -197,11 +201,6 @@ async function setHead(dir: string, wanted: string | null): Promise<string> {
 export async function countRefs(dir: string): Promise<{ branches: number; tags: number }> {
   const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/heads', 'refs/tags'], { cwd: dir })).split('\n').filter(Boolean);
   return { branches: refs.filter((r) => r.startsWith('refs/heads/')).length, tags: refs.filter((r) => r.startsWith('refs/tags/')).length };
-}
-
-/** How many commits the copy's refs reach. */
-export async function countCommits(dir: string): Promise<number> {
-  return Number((await git(['rev-list', '--count', '--all'], { cwd: dir })).trim()) || 0;
 }
 
 /** Objects and bytes of a copy (`git count-objects -v`: loose and packed objects, their size on disk). */

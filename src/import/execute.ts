@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Services, wake } from '../services.ts';
-import { checkGitmodules, copyRepository, copySize, countCommits, countRefs } from './copy.ts';
+import { checkGitmodules, copyRepository, copySize, countRefs } from './copy.ts';
 import { findLfsPointers } from '../remote/lfsScan.ts';
 import { fetchLfsObjects } from '../remote/lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
@@ -88,10 +88,10 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // What arrived, counted from the copy itself: a fast copy may end before git reports it.
     const copied = await copySize(tmp);
     await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...copied }, true);
-    // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import),
-    // its LFS pointers, and what the page and the record show of it (refs and commits; the
-    // LFS fetch below leaves the copy as it is). Run on every attempt, a resumed one included.
-    const [pointers, , counts, commits] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp), countCommits(tmp)]);
+    // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import;
+    // the same walk counts the commits), its LFS pointers and its refs (the LFS fetch below
+    // leaves the copy as it is). Run on every attempt, a resumed one included.
+    const [pointers, commits, counts] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp)]);
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
       url: source.url,
