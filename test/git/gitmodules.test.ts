@@ -10,6 +10,18 @@ import { gitmodulesProblem, submoduleUrlProblem } from '../../src/git/gitmodules
 const EXT = 'ext::sh -c touch% /tmp/pwned';
 const gitmodules = (name: string, url: string) => `[submodule "${name}"]\n\tpath = ${name}\n\turl = ${url}\n`;
 
+/** A server with an owner's repository demo/app, a git client, its token URL and an empty working clone on main. */
+async function pushSetup(t: Parameters<typeof startWharf>[0]) {
+  const w = await startWharf(t);
+  const g = gitClient(t);
+  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
+  await buildRepo(w, 'demo', 'app');
+  const url = repoUrl(w, 'demo/app', token);
+  const work = path.join(g.dir, 'work');
+  await g.ok(['init', '-q', '-b', 'main', work]);
+  return { w, g, url, work };
+}
+
 t.test('submodule URLs: remote-helper transports and options are refused, plain URLs and paths pass', async (t) => {
   for (const url of [EXT, 'fd::17', 'FD::0,1', 'ext::git-upload-pack %s', 'foo+bar::x', '::x', '-u', '--upload-pack=touch /tmp/x', ' --config=x']) {
     t.ok(submoduleUrlProblem(url), `refused: ${url}`);
@@ -34,13 +46,7 @@ t.test('submodule URLs: remote-helper transports and options are refused, plain 
 });
 
 t.test('a push is refused, refs unchanged, when a new commit names a .gitmodules url that runs a command', async (t) => {
-  const w = await startWharf(t);
-  const g = gitClient(t);
-  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
-  await buildRepo(w, 'demo', 'app');
-  const url = repoUrl(w, 'demo/app', token);
-  const work = path.join(g.dir, 'work');
-  await g.ok(['init', '-q', '-b', 'main', work]);
+  const { g, url, work } = await pushSetup(t);
   const first = await g.commit(work, 'first', { 'README.md': 'hi\n' });
   await g.ok(['push', '-q', url, 'main'], { cwd: work });
   const before = refList(await g.ok(['ls-remote', url]));
@@ -67,13 +73,7 @@ t.test('a push is refused, refs unchanged, when a new commit names a .gitmodules
 t.test(
   'a top-level .gitmodules that reuses a blob the repository already has, in another case, is checked too; one in a folder is an ordinary file',
   async (t) => {
-    const w = await startWharf(t);
-    const g = gitClient(t);
-    const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
-    await buildRepo(w, 'demo', 'app');
-    const url = repoUrl(w, 'demo/app', token);
-    const work = path.join(g.dir, 'work');
-    await g.ok(['init', '-q', '-b', 'main', work]);
+    const { g, url, work } = await pushSetup(t);
     // The same bytes as an ordinary file are fine, and are now in the repository.
     await g.commit(work, 'notes', { 'notes.txt': gitmodules('y', 'fd::17') });
     await g.ok(['push', '-q', url, 'main'], { cwd: work });
@@ -94,13 +94,7 @@ t.test(
 );
 
 t.test('submodules with https and relative URLs push as before; so do later pushes, merges and deletions', async (t) => {
-  const w = await startWharf(t);
-  const g = gitClient(t);
-  const { token } = await buildUser(w, 'olive', { org: 'demo', role: 'owner' });
-  await buildRepo(w, 'demo', 'app');
-  const url = repoUrl(w, 'demo/app', token);
-  const work = path.join(g.dir, 'work');
-  await g.ok(['init', '-q', '-b', 'main', work]);
+  const { g, url, work } = await pushSetup(t);
   await g.commit(work, 'submodules', { '.gitmodules': gitmodules('lib', 'https://example.com/lib.git') + gitmodules('other', '../other.git') });
   await g.ok(['update-index', '--add', '--cacheinfo', `160000,${'a'.repeat(40)},lib`], { cwd: work });
   await g.ok(['update-index', '--add', '--cacheinfo', `160000,${'b'.repeat(40)},other`], { cwd: work });
