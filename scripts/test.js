@@ -7,6 +7,7 @@
 // the end: one start (8–40 s) instead of one per file.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,6 +92,9 @@ async function freePortBase() {
 async function startSwift() {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'swift.sh');
   if (process.env.WHARF_TEST_SWIFT || spawnSync(script, ['installed']).status !== 0) return null;
+  // Test files named on the command line (the smoke run, a file being worked on) start one only if one of them uses it.
+  const files = args.filter((a) => a.endsWith('.ts'));
+  if (files.length > 0 && !files.some((f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes('helpers/swift.ts'))) return null;
   const dir = path.join(os.tmpdir(), `wharf-suite-swift-${randomBytes(6).toString('hex')}`);
   const stop = () => spawnSync(script, ['stop', dir]);
   const started = spawnSync(script, ['start', dir], { encoding: 'utf8', env: { ...process.env, SWIFT_PORT_BASE: String(await freePortBase()) } });
