@@ -35,7 +35,7 @@ import { connect, type Db } from '../src/db/connect.ts';
 import type { Bench, Figure } from './run.ts';
 import { child, COMMITS, freshDatabase, generateRepository, median, RUNS, serveWharf, timedGit, type Child, type WharfChild } from './fixtures.ts';
 import { GIT_BACKEND_SCRIPT } from './gitBackend.ts';
-import { generateShape, shapeCommits, shapeRefs, type Shape } from './gitShapes.ts';
+import { baselineRepository, generateShape, SHAPE_B, SHAPE_C, shapeCommits, shapeRefs, type Shape } from './gitShapes.ts';
 
 const TARGET = 1.1;
 const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
@@ -70,12 +70,8 @@ const CASES: Case[] = [
     refs: 1 + COMMITS / 500,
     describe: `${COMMITS} commits of 10 KiB random files, main and ${COMMITS / 500} tags`,
   },
-  shaped('b', { main: 6000, branches: 40, branchCommits: 50, tags: 300, pulls: 0, pullCommits: 0 }, '8,000 small commits, 40 branches, 300 annotated tags'),
-  shaped(
-    'c',
-    { main: 15_000, branches: 100, branchCommits: 20, tags: 300, pulls: 4600, pullCommits: 3000 },
-    'libgit2-shaped: 20,000 small commits, 100 branches, 300 annotated tags, 4,600 refs/pull/<n>/head',
-  ),
+  shaped('b', SHAPE_B, '8,000 small commits, 40 branches, 300 annotated tags'),
+  shaped('c', SHAPE_C, 'libgit2-shaped: 20,000 small commits, 100 branches, 300 annotated tags, 4,600 refs/pull/<n>/head'),
 ].filter((c) => !process.env.BENCH_GIT_SHAPES || process.env.BENCH_GIT_SHAPES.split(',').includes(c.key));
 
 /** Times of one shape's runs: per operation and side, in run order. */
@@ -97,17 +93,6 @@ async function untilRecorded(db: Db, wharf: WharfChild): Promise<number> {
   }
 }
 
-/** A fresh bare repository as the baseline serves it (and as file:// pushes go into). */
-async function bareRepository(dir: string): Promise<void> {
-  fs.mkdirSync(path.dirname(dir), { recursive: true });
-  await timedGit(['init', '-q', '--bare', '--initial-branch=main', dir], path.dirname(dir));
-  for (const [key, value] of [
-    ['http.receivepack', 'true'],
-    ['receive.fsckObjects', 'true'],
-  ])
-    await timedGit(['config', key, value], dir);
-}
-
 /** The two servers of a dialect's runs, and a repository's URL on either (Wharf's carries the admin token). */
 interface Servers {
   wharf: WharfChild;
@@ -122,8 +107,8 @@ async function measure(dir: string, src: string, c: Case, servers: Servers, dial
   for (let run = 0; run < RUNS; run++) {
     const name = `${c.key}-${dialect}-${run}`;
     const fileRepo = path.join(dir, 'file', `${name}.git`);
-    await bareRepository(path.join(servers.backendRoot, `${name}.git`));
-    await bareRepository(fileRepo);
+    await baselineRepository(path.join(servers.backendRoot, `${name}.git`));
+    await baselineRepository(fileRepo);
     // The side that goes first alternates, so drift over a run (disk writeback, other load) falls on both.
     const order: Side[] = run % 2 === 0 ? ['backend', 'wharf'] : ['wharf', 'backend'];
     for (const side of order) {
@@ -194,7 +179,7 @@ async function warmUp(dir: string, servers: Servers, dialect: Dialect): Promise<
   await generateShape(src, { main: 200, branches: 2, branchCommits: 5, tags: 5, pulls: 5, pullCommits: 2 });
   for (const side of ['wharf', 'backend'] as const) {
     const name = `warm-${dialect}`;
-    if (side === 'backend') await bareRepository(path.join(servers.backendRoot, `${name}.git`));
+    if (side === 'backend') await baselineRepository(path.join(servers.backendRoot, `${name}.git`));
     await timedGit(['push', '-q', '--mirror', servers.url(side, name)], src);
     if (side === 'wharf') await untilRecorded(servers.db, servers.wharf);
     await timedGit(['clone', '-q', '--mirror', servers.url(side, name), path.join(dir, `warm-${side}-${dialect}.git`)], dir);

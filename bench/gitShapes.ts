@@ -23,6 +23,12 @@ export interface Shape {
   pullCommits: number;
 }
 
+/** The git bench's shape b: 8,000 small commits, 40 branches, 300 annotated tags. */
+export const SHAPE_B: Shape = { main: 6000, branches: 40, branchCommits: 50, tags: 300, pulls: 0, pullCommits: 0 };
+
+/** Shape c, like libgit2's GitHub mirror: 20,000 small commits, 100 branches, 300 annotated tags, 4,600 refs/pull/<n>/head. */
+export const SHAPE_C: Shape = { main: 15_000, branches: 100, branchCommits: 20, tags: 300, pulls: 4600, pullCommits: 3000 };
+
 /** Commits a shape makes. */
 export const shapeCommits = (s: Shape) => s.main + s.branches * s.branchCommits + s.pullCommits;
 
@@ -103,4 +109,15 @@ export async function generateShape(dir: string, shape: Shape): Promise<number> 
   await timedGit(['pack-refs', '--all'], dir);
   const packDir = path.join(dir, 'objects', 'pack');
   return fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
+}
+
+/** A fresh, empty bare repository as bare `git http-backend` serves it (and file:// pushes go into): pushes taken, every object checked. */
+export async function baselineRepository(dir: string): Promise<void> {
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  await timedGit(['init', '-q', '--bare', '--initial-branch=main', dir], path.dirname(dir));
+  for (const [key, value] of [
+    ['http.receivepack', 'true'],
+    ['receive.fsckObjects', 'true'],
+  ])
+    await timedGit(['config', key, value], dir);
 }

@@ -11,13 +11,10 @@ import path from 'node:path';
 import type { Bench } from './run.ts';
 import { child, COMMITS, freshDatabase, generateRepository, serveWharf, timedGit, type Child } from './fixtures.ts';
 import { GIT_BACKEND_SCRIPT } from './gitBackend.ts';
-import { generateShape, type Shape } from './gitShapes.ts';
+import { baselineRepository, generateShape, SHAPE_B, SHAPE_C, type Shape } from './gitShapes.ts';
 
-const SHAPES: Record<string, Shape | 'a'> = {
-  a: 'a',
-  b: { main: 6000, branches: 40, branchCommits: 50, tags: 300, pulls: 0, pullCommits: 0 },
-  c: { main: 15_000, branches: 100, branchCommits: 20, tags: 300, pulls: 4600, pullCommits: 3000 },
-};
+/** The git bench's shapes (git.bench.ts): a is fixtures.ts's repository. */
+const SHAPES: Record<string, Shape | 'a'> = { a: 'a', b: SHAPE_B, c: SHAPE_C };
 
 /** One traced git process: its command line and how long it ran, and under which process it ran. */
 interface Traced {
@@ -97,13 +94,7 @@ const bench: Bench = async () => {
         const env = { ...process.env, HOME: home };
         let url: string;
         if (side === 'backend') {
-          fs.mkdirSync(path.join(backendRoot, `${key}.git`));
-          await timedGit(['init', '-q', '--bare', '--initial-branch=main', path.join(backendRoot, `${key}.git`)], dir);
-          for (const [k, v] of [
-            ['http.receivepack', 'true'],
-            ['receive.fsckObjects', 'true'],
-          ])
-            await timedGit(['config', k, v], path.join(backendRoot, `${key}.git`));
+          await baselineRepository(path.join(backendRoot, `${key}.git`));
           const b = await child(process.execPath, ['--import', import.meta.resolve('tsx'), GIT_BACKEND_SCRIPT, backendRoot], env, /port \d+/);
           procs.push(b);
           url = `http://127.0.0.1:${/port (\d+)/.exec(b.out())![1]}/${key}.git`;
