@@ -9,7 +9,6 @@
 // limit (three times WEBHOOK_CONCURRENCY in flight). Every run also checks what SPEC §5.3
 // promises: every delivery arrived, once, signed, and is recorded `success` with one attempt.
 // Needs Postgres: BENCH_DATABASE_URL or TEST_DATABASE_URL.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { connect } from '../src/db/connect.ts';
 import type { Bench } from './run.ts';
+import { startSwift, type TestSwift } from '../test/helpers/swift.ts';
 import { child, freshDatabase, median, RUNS, spread, startReceiver, timedGit, wharfEnv, type Child } from './fixtures.ts';
 
 const DELIVERIES = Math.max(1, Number(process.env.BENCH_NODES_DELIVERIES ?? 5000) || 5000);
@@ -26,7 +26,6 @@ const CONCURRENCY = 64;
 const NODES = 3;
 const STALL_MS = 60_000;
 const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
-const SWIFT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'swift.sh');
 
 /** A source repository with DELIVERIES branches b1…bN, each one root commit of its own file (fixed times: the same ids every run). */
 async function sourceRepository(dir: string): Promise<string> {
@@ -41,20 +40,6 @@ async function sourceRepository(dir: string): Promise<string> {
   await timedGit(['init', '-q', '--bare', src], dir);
   await timedGit(['fast-import', '--quiet'], src, (stdin) => stdin.end(lines.join('\n') + '\n'));
   return src;
-}
-
-/** A local Swift's S3 settings for the nodes' LFS store (a bucket they create), or none when Swift is not installed. */
-function startSwift(dir: string): { env: Record<string, string>; stop: () => void } | null {
-  if (spawnSync(SWIFT, ['installed']).status !== 0) return null;
-  const swiftDir = path.join(dir, 'swift');
-  const started = spawnSync(SWIFT, ['start', swiftDir], { encoding: 'utf8', env: { ...process.env, SWIFT_PORT_BASE: process.env.SWIFT_PORT_BASE ?? '26200' } });
-  if (started.status !== 0) throw new Error(`scripts/swift.sh start failed: ${started.stderr}`);
-  const vars = Object.fromEntries([...fs.readFileSync(path.join(swiftDir, 'env'), 'utf8').matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]]));
-  const { S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY } = vars;
-  return {
-    env: { LFS_STORE: 's3', S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_CREATE_BUCKET: 'true' },
-    stop: () => void spawnSync(SWIFT, ['stop', swiftDir]),
-  };
 }
 
 /** A started node: its process and address. */
@@ -98,12 +83,12 @@ interface Run {
   attemptRows: number;
 }
 
-async function runOnce(dir: string, src: string, nodes: number, swift: Record<string, string>): Promise<Run> {
+async function runOnce(dir: string, src: string, nodes: number, swift: TestSwift | null): Promise<Run> {
   const database = await freshDatabase(dir, postgresServer, 'wharf_bench_nodes');
   const shared = {
     SECRET_KEY: randomBytes(32).toString('hex'),
-    ...swift,
-    ...(swift.S3_ENDPOINT ? { S3_BUCKET: `wharf-bench-${randomBytes(4).toString('hex')}` } : {}),
+    // A bucket of its own each run, as a fresh installation has.
+    ...(swift ? swift.env(await swift.bucket()) : {}),
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
   };
   const started: Node[] = [];
@@ -200,7 +185,9 @@ const bench: Bench = async (report) => {
     return;
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-bench-nodes-'));
-  const swift = startSwift(dir);
+  // The tests' Swift helper (test/helpers/swift.ts), with this bench standing in for a test: stopped at the end, none when not installed.
+  const teardowns: (() => unknown)[] = [];
+  const swift = await startSwift({ plan: () => {}, teardown: (fn) => void teardowns.push(fn) });
   try {
     const src = await sourceRepository(dir);
     const runs: Record<number, Run[]> = { 1: [], [NODES]: [] };
@@ -208,7 +195,7 @@ const bench: Bench = async (report) => {
       for (const nodes of [1, NODES]) {
         const runDir = path.join(dir, `run-${i}-${nodes}`);
         fs.mkdirSync(runDir);
-        const run = await runOnce(runDir, src, nodes, swift?.env ?? {});
+        const run = await runOnce(runDir, src, nodes, swift);
         runs[nodes].push(run);
         fs.rmSync(runDir, { recursive: true, force: true });
         process.stderr.write(
@@ -263,7 +250,7 @@ const bench: Bench = async (report) => {
       attempt_rows_off: all.reduce((n, r) => n + Math.abs(r.attemptRows - DELIVERIES), 0),
     });
   } finally {
-    swift?.stop();
+    for (const fn of teardowns.reverse()) await fn();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 };

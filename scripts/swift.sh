@@ -10,7 +10,8 @@
 # <dir>/env holds S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY and
 # SWIFT_DIR, one `export NAME=value` a line. SWIFT_PORT_BASE (default 6200) sets the ports:
 # object base, container base+1, account base+2, the proxy (S3 endpoint) base+3,
-# memcached base+4; tests pick a free base so several can run at once.
+# memcached base+4; SWIFT_PORT_BASE=auto picks five free ones between 20000 and 40000
+# (what the tests and benches use, so several can run at once).
 set -euo pipefail
 
 packages=(swift swift-proxy swift-account swift-container swift-object memcached)
@@ -122,8 +123,27 @@ use = egg:swift#versioned_writes
 EOF
 }
 
+# True when nothing answers on a loopback port (bash's own /dev/tcp: no tool needed).
+port_free() {
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# A base of five consecutive free ports between 20000 and 40000.
+free_port_base() {
+  local base i
+  for _ in $(seq 1 100); do
+    base=$((20000 + 5 * (RANDOM % 4000)))
+    for i in 0 1 2 3 4; do port_free $((base + i)) || continue 2; done
+    echo "$base"
+    return 0
+  done
+  echo "swift.sh: found no five free ports" >&2
+  return 1
+}
+
 start() {
   local dir=$1 base=${SWIFT_PORT_BASE:-6200} user
+  if [ "$base" = auto ]; then base=$(free_port_base); fi
   user=$(id -un)
   if ! installed; then
     echo "swift.sh: Swift is not installed (run scripts/swift.sh install)" >&2

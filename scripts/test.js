@@ -8,7 +8,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const args = process.argv.slice(2);
 const database = process.env.TEST_DATABASE_URL ? 'Postgres' : 'SQLite';
 process.stdout.write(`Running the suite on ${database}\n`);
-const swift = await startSwift();
+const swift = startSwift();
 // tap runs one file at a time on 2 cores (its default is the cores less one); most files
 // wait on git, servers and timers, so two at a time take 10 minutes where one took 18.
 const jobs = args.some((a) => a.startsWith('--jobs') || /^-j\d*$/.test(a)) ? [] : [`--jobs=${Math.max(2, os.availableParallelism())}`];
@@ -74,22 +73,8 @@ child.on('close', (code, signal) => {
   process.exitCode = code ?? (signal ? 1 : 0);
 });
 
-/** A free loopback port, and the four after it (Swift's object, container, account, proxy, memcached). */
-async function freePortBase() {
-  const free = (port) =>
-    new Promise((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (;;) {
-    const base = 40000 + 5 * Math.floor(Math.random() * 2000);
-    if ((await Promise.all([0, 1, 2, 3, 4].map((i) => free(base + i)))).every(Boolean)) return base;
-  }
-}
-
 /** Starts the run's Swift when it is installed and no test Swift is named already; null otherwise. */
-async function startSwift() {
+function startSwift() {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'swift.sh');
   if (process.env.WHARF_TEST_SWIFT || spawnSync(script, ['installed']).status !== 0) return null;
   // Test files named on the command line (the smoke run, a file being worked on) start one only if one of them uses it.
@@ -97,7 +82,7 @@ async function startSwift() {
   if (files.length > 0 && !files.some((f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes('helpers/swift.ts'))) return null;
   const dir = path.join(os.tmpdir(), `wharf-suite-swift-${randomBytes(6).toString('hex')}`);
   const stop = () => spawnSync(script, ['stop', dir]);
-  const started = spawnSync(script, ['start', dir], { encoding: 'utf8', env: { ...process.env, SWIFT_PORT_BASE: String(await freePortBase()) } });
+  const started = spawnSync(script, ['start', dir], { encoding: 'utf8', env: { ...process.env, SWIFT_PORT_BASE: 'auto' } });
   if (started.status !== 0) {
     // The S3 files then start a Swift each, as they do without this runner.
     process.stdout.write(`# could not start a Swift for the run (${started.stderr.trim().split('\n').pop()}); the S3 files start their own\n`);

@@ -1,6 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,18 +21,10 @@ export interface TestSwift {
   bucket(): Promise<string>;
 }
 
-/** The part of a tap test the helper uses. */
-interface TestLike {
+/** The part of a tap test the helper uses (a bench gives its own). */
+export interface TestLike {
   plan(n: number, comment?: string): void;
   teardown(fn: () => unknown): void;
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 /** Starts a Swift into a fresh directory, stopped when the test file ends (or dies); returns the directory. */
@@ -45,22 +36,13 @@ async function startOwnSwift(t: TestLike): Promise<string> {
     process.removeListener('exit', stop);
     stop();
   });
-  const base = await freePortBase();
+  // Free ports of its own, so test files (and a bench) can each run one side by side.
   await new Promise<void>((resolve, reject) =>
-    execFile(SCRIPT, ['start', dir], { env: { ...process.env, SWIFT_PORT_BASE: String(base) } }, (err, _stdout, stderr) =>
+    execFile(SCRIPT, ['start', dir], { env: { ...process.env, SWIFT_PORT_BASE: 'auto' } }, (err, _stdout, stderr) =>
       err ? reject(new Error(`scripts/swift.sh start failed: ${stderr}`)) : resolve(),
     ),
   );
   return dir;
-}
-
-/** Five free consecutive ports (object, container, account, proxy, memcached), so test files can run side by side. */
-async function freePortBase(): Promise<number> {
-  for (;;) {
-    const base = 20000 + 5 * Math.floor(Math.random() * 4000);
-    const free = await Promise.all([0, 1, 2, 3, 4].map((i) => portFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
 }
 
 /**
