@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { connect } from '../src/db/connect.ts';
 import type { Bench } from './run.ts';
+import { cpuUsed, readCores, readCpu } from './cpu.ts';
 import { startSwift, type TestSwift } from '../test/helpers/swift.ts';
 import { child, freshDatabase, median, RUNS, spread, startReceiver, timedGit, wharfEnv, type Child } from './fixtures.ts';
 
@@ -75,6 +76,10 @@ interface Run {
   attemptsPer100ms: number[];
   eventsPer100ms: number[];
   attemptMeanMs: number;
+  /** CPU milliseconds from the push's end to the last result, per delivery: the nodes (with their git), Postgres, the receiver. */
+  cpuPerDelivery: { nodes: number; postgres: number; receiver: number };
+  /** Cores busy on average over that time (the machine's, whatever used them), or null without /proc. */
+  coresBusy: number | null;
   /** What SPEC §5.3 promises that this run broke: 0 each. */
   missing: number;
   duplicates: number;
@@ -121,19 +126,30 @@ async function runOnce(dir: string, src: string, nodes: number, swift: TestSwift
 
     const gitPushMs = await timedGit(['push', '-q', remote, 'refs/heads/*:refs/heads/*'], src);
     const pushedAt = Date.now();
+    const cpuBefore = readCpu();
+    const coresBefore = readCores();
     // Until every push delivery is recorded and has its result (the receiver's last arrival timed to the ms).
+    // The database is asked only once the receiver has them all: the bench's own queries are not what it measures.
     let seen = 0;
     for (let quietSince = Date.now(); ;) {
-      const [row] = await db('deliveries')
-        .where('event', 'push')
-        .select(db.raw("count(*) AS total, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending"));
-      if (Number(row.total) === DELIVERIES && Number(row.pending ?? 0) === 0) break;
-      const { requests } = await rx.stats();
+      const { requests, guids } = await rx.stats();
+      if (guids >= DELIVERIES) {
+        const [row] = await db('deliveries')
+          .where('event', 'push')
+          .select(db.raw("count(*) AS total, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending"));
+        if (Number(row.total) === DELIVERIES && Number(row.pending ?? 0) === 0) break;
+      }
       if (requests > seen) [seen, quietSince] = [requests, Date.now()];
       if (Date.now() - quietSince > STALL_MS) throw new Error(`${requests} requests arrived of ${DELIVERIES}; nothing more for ${STALL_MS / 1000} s`);
       if (started.some((n) => n.proc.exitCode !== null)) throw new Error('a node exited');
       await new Promise((r) => setTimeout(r, 50));
     }
+    const coresAfter = readCores();
+    const nodePids = new Set(started.map((n) => n.proc.pid));
+    const cpu = cpuUsed(cpuBefore, readCpu(), (pid, comm) =>
+      nodePids.has(pid) ? 'nodes' : pid === rx!.proc.pid ? 'receiver' : comm === 'postgres' ? 'postgres' : null,
+    );
+    const perDelivery = (group: string) => Number(((cpu[group] ?? 0) / DELIVERIES).toFixed(3));
     const stats = await rx.stats();
     const rows = await db('deliveries').where('event', 'push').select('status', 'attempts');
     const [{ n: attemptRows }] = await db('delivery_attempts').whereIn('delivery_id', db('deliveries').where('event', 'push').select('id')).count({ n: '*' });
@@ -164,6 +180,11 @@ async function runOnce(dir: string, src: string, nodes: number, swift: TestSwift
       attemptsPer100ms,
       eventsPer100ms,
       attemptMeanMs: Number(Number(mean).toFixed(1)),
+      cpuPerDelivery: { nodes: perDelivery('nodes'), postgres: perDelivery('postgres'), receiver: perDelivery('receiver') },
+      coresBusy:
+        coresBefore && coresAfter
+          ? Number(((os.cpus().length * (coresAfter.busy - coresBefore.busy)) / Math.max(1, coresAfter.total - coresBefore.total)).toFixed(2))
+          : null,
       missing: Math.max(0, DELIVERIES - stats.guids),
       duplicates: stats.requests - stats.guids,
       badSignatures: stats.bad_signatures,
@@ -215,6 +236,28 @@ const bench: Bench = async (report) => {
       git_push_ms: spread(rs.map((r) => r.gitPushMs)),
       attempts_per_node: rs.map((r) => r.perNode),
       attempt_mean_ms: rs.map((r) => r.attemptMeanMs),
+      // Where the time went: CPU ms per delivery (nodes with their git, Postgres, the receiver) and the cores busy meanwhile.
+      cpu_ms_per_delivery: {
+        nodes: spread(
+          rs.map((r) => r.cpuPerDelivery.nodes),
+          3,
+        ),
+        postgres: spread(
+          rs.map((r) => r.cpuPerDelivery.postgres),
+          3,
+        ),
+        receiver: spread(
+          rs.map((r) => r.cpuPerDelivery.receiver),
+          3,
+        ),
+      },
+      cores_busy: rs.every((r) => r.coresBusy !== null)
+        ? spread(
+            rs.map((r) => r.coresBusy!),
+            2,
+          )
+        : null,
+      cores: os.cpus().length,
       median_run_per_100ms: (({ attemptsPer100ms, eventsPer100ms }) => ({ attempts_started: attemptsPer100ms, events_recorded: eventsPer100ms }))(
         rs.find((r) => r.rate === median(rs.map((x) => x.rate)))!,
       ),
