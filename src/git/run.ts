@@ -1,5 +1,4 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 
 /**
@@ -36,15 +35,7 @@ export interface StartGitOptions {
   input?: string | Buffer | null | 'open';
   /** Its own process group, so a kill of the group reaches git's children (remote helpers, index-pack). */
   detached?: boolean;
-  /**
-   * Housekeeping nobody waits for (packing refs after a push): git runs at the lowest CPU
-   * priority, so it takes the cores only when requests, pushes and deliveries leave them free.
-   */
-  background?: boolean;
 }
-
-/** The nice value of background git: the lowest priority there is. */
-export const BACKGROUND_NICE = 19;
 
 /** A started git: the process, and its end (exit code and the last 16 KiB of stderr). */
 export interface StartedGit {
@@ -66,13 +57,6 @@ export function startGit(args: string[], options: StartGitOptions = {}): Started
     stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   }) as StartedGit['child'];
-  if (options.background && child.pid !== undefined) {
-    try {
-      os.setPriority(child.pid, BACKGROUND_NICE);
-    } catch {
-      // It has already ended, or the system refuses: it runs at the usual priority.
-    }
-  }
   let stderr = '';
   child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-16384)));
   child.stderr.on('error', () => {});
@@ -119,12 +103,9 @@ export async function gitBuffer(args: string[], input: string | Buffer, options:
 }
 
 /** Runs git with arguments (never a shell) and returns stdout; rejects with stderr on a non-zero exit or past `maxBuffer` bytes. */
-export async function git(
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number; background?: boolean } = {},
-): Promise<string> {
+export async function git(args: string[], options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number } = {}): Promise<string> {
   const max = options.maxBuffer ?? 64 * 1024 * 1024;
-  const { child, done } = startGit(args, { cwd: options.cwd, env: options.env, background: options.background });
+  const { child, done } = startGit(args, { cwd: options.cwd, env: options.env });
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
