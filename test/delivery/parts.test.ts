@@ -6,7 +6,8 @@ import { startWharf, buildRepo, type TestLike } from '../helpers/wharf.ts';
 import { startReceiver } from './receiver.ts';
 import { buildWebhook } from './build.ts';
 import type { Db } from '../../src/db/connect.ts';
-import { claimDue, PARK_AFTER, type Claimed } from '../../src/delivery/store/claim.ts';
+import { claimDue, PARK_AFTER, type Claimed, type ClaimHealth } from '../../src/delivery/store/claim.ts';
+import { createGate } from '../../src/delivery/pacing/gate.ts';
 import { recordResults, type AttemptResult } from '../../src/delivery/store/complete.ts';
 import { nextDueAt } from '../../src/delivery/store/nextDue.ts';
 import { pruneFinished } from '../../src/delivery/store/prune.ts';
@@ -298,4 +299,29 @@ t.test('the claim ranks by time served: the webhook served less first, its own i
   for (let h = 0; h < 17; h++) await insert((await buildWebhook(w, repo, rx, { url: `${rx.url}/h${h}`, active: false })).id, 3);
   const odd = await claim('C', 37, shares);
   t.equal(odd.length, 37, 'a claim of 37 over 19 webhooks fills');
+});
+
+t.test('pacing gate: an attempt that wakes late for its slot takes a later one, so starts stay a slot apart', async (t) => {
+  const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' }, workers: [] });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const hook = await buildWebhook(w, repo, await startReceiver(t), { active: false });
+  const db: Db = w.running.services.db;
+  await db('webhooks').where('id', hook.id).update({ max_rate: 5 });
+  const gate = createGate(db, { unhealthySince: () => undefined, notBefore: () => undefined });
+  const health: ClaimHealth = { state: 'healthy', failing: 0, probe: null, notBefore: null, maxRate: 5 };
+  const claimed = (id: number) => ({ id, hookId: hook.id, event: 'issue', claimedAt: Date.now(), health }) as Claimed;
+  // Three attempts reserve the slots now, +200 ms and +400 ms; then this process is busy
+  // for 450 ms (as a loaded machine's event loop can be), so the second and third wake late.
+  const starts: number[] = [];
+  const gated = [1, 2, 3].map(async (id) => {
+    const verdict = await gate(claimed(id));
+    t.same(verdict, { send: true }, `attempt ${id} is sent, not put off`);
+    starts.push(Date.now());
+  });
+  const until = Date.now() + 450;
+  while (Date.now() < until);
+  await Promise.all(gated);
+  starts.sort((a, b) => a - b);
+  for (let i = 1; i < starts.length; i++)
+    t.ok(starts[i] - starts[i - 1] >= 180, `start ${i + 1} is a slot (200 ms) after start ${i}: ${starts[i] - starts[i - 1]} ms`);
 });

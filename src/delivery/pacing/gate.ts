@@ -9,6 +9,8 @@ export type GateVerdict = { send: true } | { send: false; until: number | null }
 
 /** A paced attempt waits at most this long for its slot before being put off (and its place freed). */
 const PACE_WINDOW_MS = 1000;
+/** Reservations an attempt makes, each after waking too late for the last, before it is put off. */
+const MAX_RESERVATIONS = 4;
 
 /**
  * Reserves the next slot of a webhook paced at `maxRate` deliveries per second, shared by
@@ -33,11 +35,28 @@ async function reserveSlot(db: Db, hookId: number, maxRate: number, now: number)
  * - a paused or disabled webhook's deliveries are held, but its one probe (and pings,
  *   which are sent whatever the webhook's state, as their endpoint promises);
  * - a Retry-After puts every delivery of the webhook off to its time;
- * - a paced webhook's attempt waits for its slot (at most a second), or is put off.
+ * - a paced webhook's attempt waits for its slot (at most a second), or is put off; one
+ *   that wakes too late for its slot reserves another.
  * Held and put-off deliveries spend no attempt. The claim's reading of the webhook is
  * completed by what this process learnt since (a pause it made, a Retry-After it got).
  */
 export function createGate(db: Db, local: LocalHealth) {
+  // An attempt that wakes later than LATE_MS after its slot (a busy process, a slow
+  // reservation) gives the slot up and reserves again from now: a late start would
+  // otherwise bring it within less than a slot of the next one, on any node.
+  async function paced(hookId: number, maxRate: number): Promise<GateVerdict> {
+    const lateMs = Math.max(2, Math.floor(1000 / maxRate / 4));
+    for (let tries = 0; tries < MAX_RESERVATIONS; tries++) {
+      const now = Date.now();
+      const reserved = await reserveSlot(db, hookId, maxRate, now);
+      if ('retryAt' in reserved) return { send: false, until: Math.max(reserved.retryAt, now + 1) };
+      const wait = reserved.slot - Date.now();
+      if (wait > 0) await sleep(wait);
+      if (Date.now() - reserved.slot <= lateMs) return { send: true };
+    }
+    return { send: false, until: Date.now() + 1 };
+  }
+
   return async function gate(c: Claimed): Promise<GateVerdict> {
     const h = c.health;
     const turned = local.unhealthySince(c.hookId);
@@ -46,12 +65,7 @@ export function createGate(db: Db, local: LocalHealth) {
     const now = Date.now();
     const notBefore = Math.max(h?.notBefore ?? 0, local.notBefore(c.hookId) ?? 0);
     if (notBefore > now) return { send: false, until: notBefore };
-    if (h?.maxRate) {
-      const reserved = await reserveSlot(db, c.hookId, h.maxRate, now);
-      if ('retryAt' in reserved) return { send: false, until: Math.max(reserved.retryAt, now + 1) };
-      const wait = reserved.slot - Date.now();
-      if (wait > 0) await sleep(wait);
-    }
+    if (h?.maxRate) return paced(c.hookId, h.maxRate);
     return { send: true };
   };
 }
