@@ -10,9 +10,8 @@ import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
 import { MOUNTS, WORKERS } from './components.ts';
 import { openSecrets } from './secrets/boot.ts';
 import type { WorkerFactory } from './work/worker.ts';
-import type { LfsStore } from './lfs/lfsStore.ts';
-import { createFsLfsStore } from './lfs/fsStore.ts';
-import { createS3Client, createS3LfsStore, ensureBucket, type S3StoreOptions } from './lfs/s3Store.ts';
+import { createS3Client, ensureBucket } from './lfs/s3Store.ts';
+import { createLfsStore, s3StoreOptions } from './lfs/fromConfig.ts';
 import { useFanOut } from './events/fanOut.ts';
 import { webhookFanOut } from './webhooks/fanout.ts';
 
@@ -53,18 +52,6 @@ async function probeListen(config: Config): Promise<void> {
     throw listenError(err, config);
   }
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-}
-
-/** The LFS store the configuration names; the one place that chooses an implementation (the CLI's commands that run workers use it too). */
-export function createLfsStore(config: Config): LfsStore {
-  if (config.lfsStore === 's3' && config.s3) return createS3LfsStore(s3StoreOptions(config));
-  return createFsLfsStore(config.lfsDir);
-}
-
-/** The S3 store's options from the configuration (LFS_STORE=s3). */
-export function s3StoreOptions(config: Config): S3StoreOptions {
-  const { createBucket: _create, ...s3 } = config.s3!;
-  return { ...s3, downloadExpiresSec: Math.floor(config.lfsDownloadExpiresMs / 1000) };
 }
 
 /**

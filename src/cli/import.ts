@@ -7,11 +7,9 @@ import { findOrg } from '../domain/accounts.ts';
 import { isValidName } from '../domain/names.ts';
 import { VISIBILITIES } from '../domain/repos.ts';
 import { cancelImportJob, createImportJob, findImportJob, type ImportJob } from '../import/jobs.ts';
-import { createImportRunner } from '../import/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import type { ImportResult } from '../import/finalize.ts';
 import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
-import { createLfsStore } from '../server.ts';
 
 function targetArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -85,6 +83,8 @@ export function importCommand(program: Command, run: RunWrapper) {
           const config = loadConfig();
           const password = opts.passwordStdin ? await readStdin() : undefined;
           const db = await openServerDb(config);
+          // The runner and the LFS store are loaded by the commands that use them: the others start faster.
+          const [{ createImportRunner }, { createLfsStore }] = await Promise.all([import('../import/runner.ts'), import('../lfs/fromConfig.ts')]);
           const services = { config, db, log: createLogger('silent'), lfs: createLfsStore(config), signals: new EventEmitter() };
           const runner = createImportRunner(services);
           try {

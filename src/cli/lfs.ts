@@ -1,9 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { createFsLfsStore, listFsObjects } from '../lfs/fsStore.ts';
-import { moveObjects } from '../lfs/moveStore.ts';
-import { createS3LfsStore } from '../lfs/s3Store.ts';
-import { s3StoreOptions } from '../server.ts';
 import { CliError, EXIT, type RunWrapper } from './common.ts';
 
 function concurrencyArg(value: string): number {
@@ -27,6 +23,13 @@ export function lfsCommands(program: Command, run: RunWrapper) {
       run(async () => {
         const config = loadConfig();
         if (config.lfsStore !== 's3') throw new CliError('set LFS_STORE=s3 and the S3_* settings of the bucket to move LFS_DIR into (docs/configuration.md)');
+        // The stores (the S3 client above all) are loaded by this command alone: the others start faster.
+        const [{ createFsLfsStore, listFsObjects }, { moveObjects }, { createS3LfsStore }, { s3StoreOptions }] = await Promise.all([
+          import('../lfs/fsStore.ts'),
+          import('../lfs/moveStore.ts'),
+          import('../lfs/s3Store.ts'),
+          import('../lfs/fromConfig.ts'),
+        ]);
         const objects = await listFsObjects(config.lfsDir);
         const target = createS3LfsStore(s3StoreOptions(config));
         process.stderr.write(`moving ${objects.length} LFS objects from ${config.lfsDir} to bucket ${config.s3!.bucket} at ${config.s3!.endpoint}\n`);

@@ -6,11 +6,8 @@ import { createLogger } from '../log.ts';
 import { isValidName } from '../domain/names.ts';
 import { findRepository } from '../domain/repos.ts';
 import { findMirror, type Mirror } from '../pullMirrors/state.ts';
-import { queueSync } from '../pullMirrors/cutover.ts';
-import { createMirrorRunner } from '../pullMirrors/runner.ts';
 import { openSecrets } from '../secrets/boot.ts';
 import { EXIT, CliError, openServerDb, type RunWrapper } from './common.ts';
-import { createLfsStore } from '../server.ts';
 
 function repoArg(value: string): { org: string; name: string } {
   const [org, name, more] = value.split('/');
@@ -54,6 +51,12 @@ export function mirrorCommand(program: Command, run: RunWrapper) {
       run(async () => {
         const config = loadConfig();
         const db = await openServerDb(config);
+        // The runner and the LFS store are loaded by the commands that use them: the others start faster.
+        const [{ createMirrorRunner }, { queueSync }, { createLfsStore }] = await Promise.all([
+          import('../pullMirrors/runner.ts'),
+          import('../pullMirrors/cutover.ts'),
+          import('../lfs/fromConfig.ts'),
+        ]);
         const services = { config, db, log: createLogger('silent'), lfs: createLfsStore(config), signals: new EventEmitter() };
         const runner = createMirrorRunner(services);
         try {

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { connect, migrate } from '../db/connect.ts';
-import { startServer } from '../server.ts';
 import { signInHint } from '../domain/bootstrap.ts';
 import type { RunWrapper } from './common.ts';
 
@@ -13,6 +12,8 @@ export function serveCommand(program: Command, run: RunWrapper) {
     .action(
       run(async () => {
         const config = loadConfig();
+        // Loaded here, not at the top: the other commands start without the server's modules (two thirds of the CLI's start-up).
+        const { startServer } = await import('../server.ts');
         const running = await startServer(config);
         // One write: a reader that sees the address also sees the first start's token.
         const home = `${running.services.config.baseUrl}/`;
