@@ -37,8 +37,15 @@ export async function signIn(page: Page, w: TestWharf, token = w.adminToken): Pr
   await Promise.all([page.waitForURL(`${w.url}/`), page.click('button[type=submit].primary')]);
 }
 
+/**
+ * Whether the UI tests save screenshots for a person to look at: yes, unless
+ * WHARF_UI_SCREENSHOTS=off (CI, where nobody does; a full-page PNG costs 0.3–0.7 s here).
+ */
+export const SCREENSHOTS = process.env.WHARF_UI_SCREENSHOTS !== 'off';
+
 /** Saves a full-page screenshot under /tmp (never in the repository) for a person to look at. */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
   const suffix = process.env.TEST_DATABASE_URL ? '-pg' : '';
   await page.screenshot({ path: `/tmp/wharf-ui-${name}${suffix}.png`, fullPage: true });
 }
