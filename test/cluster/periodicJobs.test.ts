@@ -111,6 +111,9 @@ t.test('three nodes: each due pull mirror and push mirror syncs once per period,
       (r: any) => r.locked_by === null && r.last_sync_at !== null && Number(r.last_sync_at) >= since,
     );
   await waitFor(settled('push_mirrors', 0), { what: 'the push mirrors’ first syncs' });
+  // A node logs a sync just after writing it: on a busy machine the line can come after the
+  // write is seen, and would be counted in the first round. Its first syncs' lines come first.
+  await waitFor(() => logged(nodes, 'push mirror synced').length >= 2, { what: 'the push mirrors’ first syncs, logged' });
 
   // Three periods: every mirror made due at once; the three nodes' claims race for them.
   const from = Date.now();

