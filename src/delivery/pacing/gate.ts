@@ -11,6 +11,8 @@ export type GateVerdict = { send: true } | { send: false; until: number | null }
 const PACE_WINDOW_MS = 1000;
 /** Reservations an attempt makes, each after waking too late for the last, before it is put off. */
 const MAX_RESERVATIONS = 4;
+/** How late an attempt may wake for its slot and still take it, at the least (ms). */
+const MIN_LATE_MS = 10;
 
 /**
  * Reserves the next slot of a webhook paced at `maxRate` deliveries per second, shared by
@@ -41,11 +43,13 @@ async function reserveSlot(db: Db, hookId: number, maxRate: number, now: number)
  * completed by what this process learnt since (a pause it made, a Retry-After it got).
  */
 export function createGate(db: Db, local: LocalHealth) {
-  // An attempt that wakes later than LATE_MS after its slot (a busy process, a slow
+  // An attempt that wakes more than a quarter of a slot after it (a busy process, a slow
   // reservation) gives the slot up and reserves again from now: a late start would
-  // otherwise bring it within less than a slot of the next one, on any node.
+  // otherwise bring it within less than a slot of the next one, on any node. At least
+  // MIN_LATE_MS: a timer's own wake-up and a Postgres round trip take a few ms, and at high
+  // rates a tighter bound would throw most slots away.
   async function paced(hookId: number, maxRate: number): Promise<GateVerdict> {
-    const lateMs = Math.max(2, Math.floor(1000 / maxRate / 4));
+    const lateMs = Math.max(MIN_LATE_MS, Math.floor(1000 / maxRate / 4));
     for (let tries = 0; tries < MAX_RESERVATIONS; tries++) {
       const now = Date.now();
       const reserved = await reserveSlot(db, hookId, maxRate, now);
