@@ -93,6 +93,26 @@ t.test(
   },
 );
 
+t.test('a merge is refused when a side branch added a .gitmodules url that runs a command and removed it again', async (t) => {
+  const { g, url, work } = await pushSetup(t);
+  await g.commit(work, 'first', { 'README.md': 'hi\n' });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  const before = refList(await g.ok(['ls-remote', url]));
+
+  // The merge's tree has no .gitmodules and matches main's: only the side branch's own commits name the blob.
+  await g.ok(['checkout', '-q', '-b', 'side'], { cwd: work });
+  await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules('x', EXT) });
+  await g.ok(['rm', '-q', '.gitmodules'], { cwd: work });
+  await g.ok(['commit', '-q', '-m', 'gone again'], { cwd: work });
+  await g.ok(['checkout', '-q', 'main'], { cwd: work });
+  await g.commit(work, 'main work');
+  await g.ok(['merge', '-q', '--no-edit', 'side'], { cwd: work });
+  const pushed = await g.run(['push', url, 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'the push fails');
+  t.match(pushed.stderr, /submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+});
+
 t.test('submodules with https and relative URLs push as before; so do later pushes, merges and deletions', async (t) => {
   const { g, url, work } = await pushSetup(t);
   await g.commit(work, 'submodules', { '.gitmodules': gitmodules('lib', 'https://example.com/lib.git') + gitmodules('other', '../other.git') });

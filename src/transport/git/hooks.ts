@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { REFS_END } from '../../pushes/log.ts';
-import { GITMODULES_DIFF, hookCheckProgram, URL_CONFIG } from '../../git/gitmodules.ts';
+import { GITMODULES_LOG, hookCheckProgram, URL_CONFIG } from '../../git/gitmodules.ts';
 
 /** The variable through which the smart-HTTP route tells the post-receive hook where to write. */
 export const PUSH_LOG_VARIABLE = 'WHARF_PUSH_LOG';
@@ -44,8 +44,8 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 // recorded), and one whose new commits name a .gitmodules blob with a URL that runs
 // commands (SPEC §7.6, gitmodules.ts). It runs inside git's quarantine, before any ref
 // moves; what it prints on stderr git shows the pusher as "remote:" lines. Only the new
-// commits are read (rev-list --not --all) and diff-tree keeps .gitmodules entries alone,
-// so a push without .gitmodules changes costs two short git runs and no node. One awk reads
+// commits are read (--not --all) and one git log keeps their .gitmodules entries alone,
+// so a push without .gitmodules changes costs one short git run and no node. One awk reads
 // the updates (the refs too long, else the new ids: all but deletions, whose new id is all
 // zeros; a shell read loop costs ~25 µs a line, 125 ms of a mirror push of 5,000 refs) and
 // one more picks the regular-file blobs out of the diff: every process the hook starts
@@ -62,7 +62,7 @@ new=$(awk 'length($3) > ${MAX_REF_BYTES} { long = long "  " substr($3, 1, 72) ".
   $2 ~ /[^0]/ { print $2 }
   END { if (long != "") { printf "Wharf: ref names longer than ${MAX_REF_BYTES} bytes are refused (their events could not be recorded):\\n%s", long > "/dev/stderr"; exit 1 } }') || exit 1
 [ -n "$new" ] || exit 0
-blobs=$(echo "$new" | git rev-list --stdin --not --all | git ${GITMODULES_DIFF.map(quote).join(' ')} | awk '$2 ~ /^100/ && !seen[$4]++ { print $4 }')
+blobs=$(echo "$new" | git ${GITMODULES_LOG.map(quote).join(' ')} | awk '$2 ~ /^100/ && !seen[$4]++ { print $4 }')
 [ -n "$blobs" ] || exit 0
 for b in $blobs; do
   printf 'blob %s\\0' "$b"
