@@ -74,11 +74,11 @@ export type Route = Omit<RouteSpec, 'access' | 'params' | 'query' | 'body' | 'lo
   access: Access;
   load?: (params: never, ctx: never, services: Services) => Promise<unknown>;
   handler: (input: never, ctx: never, services: Services) => unknown;
-  /** The route's schemas compiled by ajv, once, when the route is declared. */
+  /** The route's schemas, each compiled by ajv once, when it first checks a value. */
   compiled: Compiled;
 };
 
-/** A route's checkers: path and query (strings read by their schema), body, and each answer (null: no body), compiled on first use: only servers that check their answers (tests) pay for them. */
+/** A route's checkers: path and query (strings read by their schema), body, and each answer (null: no body), each compiled on first use (compileOnUse): only servers that check their answers (tests) pay for those. */
 export interface Compiled {
   params?: StringsChecker;
   query?: StringsChecker;
@@ -86,13 +86,7 @@ export interface Compiled {
   answers: () => Map<number, Checker | null>;
 }
 
-/** A value made on first use and kept. */
-function once<T>(make: () => T): () => T {
-  let made: { value: T } | undefined;
-  return () => (made ??= { value: make() }).value;
-}
-
-/** Declares a route, compiling its schemas; the handler's input types come from them. */
+/** Declares a route with checkers of its schemas; the handler's input types come from them. */
 export function route<
   const P extends JSONSchema | undefined = undefined,
   const Q extends JSONSchema | undefined = undefined,
@@ -101,11 +95,12 @@ export function route<
   L = undefined,
 >(spec: RouteSpec<P, Q, B, A, L>): Route {
   const r = spec as unknown as Omit<Route, 'compiled'>;
+  const answers = new Map(Object.entries(r.answers).map(([status, schema]) => [Number(status), schema === null ? null : compileAnswer(schema)]));
   const compiled: Compiled = {
     params: r.params === undefined ? undefined : compileStrings(r.params),
     query: r.query === undefined ? undefined : compileStrings(r.query),
     body: r.body === undefined ? undefined : compileUntyped(r.body as object),
-    answers: once(() => new Map(Object.entries(r.answers).map(([status, schema]) => [Number(status), schema === null ? null : compileAnswer(schema)]))),
+    answers: () => answers,
   };
   return { ...r, compiled };
 }

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { JSONSchema } from 'json-schema-to-ts';
-import { inputAjv, newAjv, toDetails } from '../util/schema.ts';
+import { compileOnUse, inputAjv, newAjv, toDetails } from '../util/schema.ts';
 import type { ErrorDetail } from './errors.ts';
 
 // The ajv of inputs and its parsers live in src/util/schema.ts, where the domain can use them too.
@@ -12,10 +12,13 @@ export type Checker = (value: unknown) => ErrorObject[] | null;
 /** Checks answers, never changing them (no defaults filled in), and stops at the first failure. */
 const answerAjv = newAjv({ allErrors: false, strict: true, useDefaults: false, coerceTypes: false });
 
-/** Compiles a schema an answer must match, once; the checker returns null when it matches, else the errors. */
+/** Compiles a schema an answer must match, once, on first use; the checker returns null when it matches, else the errors. */
 export function compileAnswer(schema: JSONSchema): Checker {
-  const check = answerAjv.compile(schema as object);
-  return (value) => (check(value) ? null : (check.errors ?? []));
+  const compiled = compileOnUse(answerAjv, schema as object);
+  return (value) => {
+    const check = compiled();
+    return check(value) ? null : (check.errors ?? []);
+  };
 }
 
 // Only a plain decimal is a number in a path or query: ajv's coerceTypes would also take
@@ -41,11 +44,12 @@ export function fromStrings(schema: JSONSchema, raw: Record<string, string | str
 /** Checks the strings of a path or query string: the value read by the schema, or the details of every failure. */
 export type StringsChecker = (raw: Record<string, string | string[] | undefined>) => { value: unknown } | { details: ErrorDetail[] };
 
-/** Compiles an object schema for a path or query string once; the checker returns the value (typed by the route), or the details of every failure. */
+/** Compiles an object schema for a path or query string once, on first use; the checker returns the value (typed by the route), or the details of every failure. */
 export function compileStrings(schema: JSONSchema): StringsChecker {
-  const check = inputAjv.compile(schema as object);
+  const compiled = compileOnUse(inputAjv, schema as object);
   return (raw) => {
     const value = fromStrings(schema, raw);
+    const check = compiled();
     return check(value) ? { value } : { details: toDetails(check.errors) };
   };
 }

@@ -14,6 +14,8 @@ import { mountRoutes } from '../../src/api/mount.ts';
 import { route } from '../../src/api/route.ts';
 import { PAYLOAD_SCHEMAS, DELIVERY_HEADERS } from '../../src/domain/payloads/schemas/index.ts';
 import type { Services } from '../../src/services.ts';
+import { compileDeclaredSchemas } from '../../src/util/schema.ts';
+import '../../src/server.ts';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
@@ -89,6 +91,24 @@ t.test('GET /api/v1/openapi.json: valid OpenAPI 3.1, no token needed, the same a
 
   const meta = await w.api('GET', '/api/v1/meta', { token: null });
   t.equal(res.headers.get('x-ratelimit-limit'), meta.headers.get('x-ratelimit-limit'), 'counted by the rate limit as /meta is');
+});
+
+t.test('every schema the server declares compiles in strict mode; one that does not throws when compiled', async (t) => {
+  // Schemas compile on first use (src/util/schema.ts): this compiles all the loaded modules declare.
+  const compiled = compileDeclaredSchemas();
+  t.ok(compiled > 100, `${compiled} schemas compiled`);
+  t.equal(compileDeclaredSchemas(), 0, 'each once');
+  route({
+    method: 'get',
+    path: '/broken',
+    summary: 'A route whose query schema strict mode refuses',
+    tag: 'meta',
+    access: 'public',
+    query: { type: 'object', properties: { n: { type: 'integer', minimun: 1 } } },
+    answers: { 200: null },
+    handler: () => null,
+  } as never);
+  t.throws(() => compileDeclaredSchemas(), /unknown keyword: "minimun"/);
 });
 
 t.test('the answer check: a body or status its route does not declare becomes a logged 500; declared answers pass; off by default', async (t) => {
