@@ -10,8 +10,7 @@ import { bootstrap, type BootstrapResult } from './domain/bootstrap.ts';
 import { MOUNTS, WORKERS } from './components.ts';
 import { openSecrets } from './secrets/boot.ts';
 import type { WorkerFactory } from './work/worker.ts';
-import { createS3Client, ensureBucket } from './lfs/s3Store.ts';
-import { createLfsStore, s3StoreOptions } from './lfs/fromConfig.ts';
+import { createLfsStore, ensureConfiguredBucket } from './lfs/fromConfig.ts';
 import { useFanOut } from './events/fanOut.ts';
 import { webhookFanOut } from './webhooks/fanout.ts';
 
@@ -71,7 +70,7 @@ export async function startServer(
   try {
     await migrate(db);
     config = await openSecrets(config, db);
-    if (config.s3?.createBucket) await ensureBucket(createS3Client(s3StoreOptions(config)), config.s3.bucket);
+    await ensureConfiguredBucket(config);
   } catch (err) {
     if (!options.db) await db.destroy();
     throw err;
@@ -103,7 +102,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;
-  const services: Services = { config: finalConfig, db, log, lfs: createLfsStore(finalConfig), signals: new EventEmitter(), listenUrl: url };
+  const services: Services = { config: finalConfig, db, log, lfs: await createLfsStore(finalConfig), signals: new EventEmitter(), listenUrl: url };
   const app = createApp(services, options.mounts ?? MOUNTS);
   server.on('request', app.callback());
   const workers = (options.workers ?? WORKERS).map((make) => make(services));

@@ -85,7 +85,7 @@ export function importCommand(program: Command, run: RunWrapper) {
           const db = await openServerDb(config);
           // The runner and the LFS store are loaded by the commands that use them: the others start faster.
           const [{ createImportRunner }, { createLfsStore }] = await Promise.all([import('../import/runner.ts'), import('../lfs/fromConfig.ts')]);
-          const services = { config, db, log: createLogger('silent'), lfs: createLfsStore(config), signals: new EventEmitter() };
+          const services = { config, db, log: createLogger('silent'), lfs: await createLfsStore(config), signals: new EventEmitter() };
           const runner = createImportRunner(services);
           try {
             // The runner reads services.config when a job runs: it gets the checked key.

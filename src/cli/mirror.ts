@@ -57,7 +57,7 @@ export function mirrorCommand(program: Command, run: RunWrapper) {
           import('../pullMirrors/cutover.ts'),
           import('../lfs/fromConfig.ts'),
         ]);
-        const services = { config, db, log: createLogger('silent'), lfs: createLfsStore(config), signals: new EventEmitter() };
+        const services = { config, db, log: createLogger('silent'), lfs: await createLfsStore(config), signals: new EventEmitter() };
         const runner = createMirrorRunner(services);
         try {
           // The runner reads services.config when a sync runs: it gets the checked key.
