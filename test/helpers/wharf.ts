@@ -55,7 +55,7 @@ export async function startWharf(
   options: { env?: Record<string, string>; config?: Partial<Config>; mounts?: Mount[]; workers?: WorkerFactory[] } = {},
 ): Promise<TestWharf> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-test-'));
-  const database = await createTestDatabase(dir);
+  const database = await createTestDatabase(dir, { migrated: true });
   const config = loadConfig(
     {
       HOST: '127.0.0.1',
