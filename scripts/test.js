@@ -16,12 +16,13 @@ const args = process.argv.slice(2);
 const database = process.env.TEST_DATABASE_URL ? 'Postgres' : 'SQLite';
 process.stdout.write(`Running the suite on ${database}\n`);
 const swift = startSwift();
+const browser = await startBrowser();
 // tap runs one file at a time on 2 cores (its default is the cores less one); most files
 // wait on git, servers and timers, so two at a time take 10 minutes where one took 18.
 const jobs = args.some((a) => a.startsWith('--jobs') || /^-j\d*$/.test(a)) ? [] : [`--jobs=${Math.max(2, os.availableParallelism())}`];
 const child = spawn('npx', ['--no-install', 'tap', ...jobs, ...args], {
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, ...(swift ? { WHARF_TEST_SWIFT: swift.dir } : {}) },
+  env: { ...process.env, ...(swift ? { WHARF_TEST_SWIFT: swift.dir } : {}), ...(browser ? { WHARF_TEST_BROWSER: browser.endpoint } : {}) },
 });
 
 // The TAP stream: "# Subtest: name" opens a test at an indentation; "not ok N - name"
@@ -53,6 +54,7 @@ child.stdout.on('data', (chunk) => {
 });
 child.on('close', (code, signal) => {
   swift?.stop();
+  browser?.stop();
   if (pending) readLine(pending);
   // tap's summary line looks like "# { total: 12, pass: 11, fail: 1 }".
   const summary = /#\s*\{([^}]*)\}\s*$/m.exec(
@@ -92,4 +94,33 @@ function startSwift() {
   process.once('exit', stop);
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
   return { dir, stop };
+}
+
+/**
+ * Starts the run's Chromium (test/ui/browserServer.ts) when Chromium is installed and the
+ * run has web UI tests, and resolves to its address; null otherwise (each UI test then
+ * launches its own).
+ */
+async function startBrowser() {
+  const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (process.env.WHARF_TEST_BROWSER || !fs.existsSync(chromiumPath)) return null;
+  const files = args.filter((a) => a.endsWith('.ts'));
+  if (files.length > 0 && !files.some((f) => f.startsWith('test/ui/') || f === 'test/ui')) return null;
+  const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/ui/browserServer.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const endpoint = await new Promise((resolve) => {
+    let out = '';
+    server.stdout.on('data', (c) => {
+      out += c;
+      if (out.includes('\n')) resolve(out.split('\n')[0].trim());
+    });
+    server.on('exit', () => resolve(null));
+  });
+  if (!endpoint) {
+    process.stdout.write('# could not start a Chromium for the run; the web UI tests launch their own\n');
+    return null;
+  }
+  const stop = () => server.stdin.end();
+  process.once('exit', () => server.kill());
+  return { endpoint, stop };
 }

@@ -13,7 +13,9 @@ import { waitFor } from '../helpers/wait.ts';
 import { startReceiver } from '../delivery/receiver.ts';
 import { unsupportedNode } from '../../bin/nodeVersion.js';
 
-const STARTS = 20;
+// better-sqlite3 12 aborted 9 starts of 10 on Node 24: eight starts in a row all passing by
+// chance would be one in a hundred million.
+const STARTS = 8;
 
 // SQLite is what the native driver is loaded for: on Postgres this file would repeat the
 // SQLite suite's run, so it runs once, in the SQLite suite.

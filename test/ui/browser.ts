@@ -2,18 +2,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { MOUNTS } from '../../src/components.ts';
 import { uiMount } from '../../src/ui/index.ts';
 import { startWharf, type TestLike, type TestWharf } from '../helpers/wharf.ts';
-
-/** Flags that keep Chromium off the network and quiet in a sandboxed machine. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.ts';
 
 /** Starts a Wharf as production runs it; the web UI is one of its mounts. */
 export function startUiWharf(t: TestLike, options: Parameters<typeof startWharf>[1] = {}): Promise<TestWharf> {
@@ -21,9 +10,15 @@ export function startUiWharf(t: TestLike, options: Parameters<typeof startWharf>
   return startWharf(t, options);
 }
 
-/** Launches headless Chromium (closed when the test ends) and opens a page. */
+/**
+ * Opens a page in headless Chromium: in the suite's shared Chromium when scripts/test.js
+ * names one (WHARF_TEST_BROWSER, test/ui/browserServer.ts), else in one launched for the
+ * test. Closed when the test ends (for the shared one: this test's contexts, and its
+ * connection).
+ */
 export async function openBrowser(t: TestLike): Promise<{ browser: Browser; page: Page }> {
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const shared = process.env.WHARF_TEST_BROWSER;
+  const browser = shared ? await chromium.connect(shared) : await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   const page = await context.newPage();
