@@ -124,9 +124,9 @@ export const rateLimitSweeper: WorkerFactory = ({ db, config, log }) => {
     node: nodeId(config.dataDir),
     everyMs: config.rateLimitSweepEveryMs,
     log,
-    async run() {
+    async run(turnAt) {
       // Every pass, even one that found nothing: a line a period says sweeping runs, and on which node.
-      log.info({ rows: await sweepRateLimits(db, Date.now() - SWEEP_AFTER_MS) }, 'swept expired rate limits');
+      log.info({ rows: await sweepRateLimits(db, Date.now() - SWEEP_AFTER_MS), turnAt }, 'swept expired rate limits');
     },
   });
 };

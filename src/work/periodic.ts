@@ -27,15 +27,18 @@ const MAX_LOOK_MS = 60_000;
 /**
  * A job shared by every node, run on the turns this node takes (takeTurn): it looks about
  * four times a period (at most every minute) and at start; a failure is logged, and the
- * next turn comes a period later all the same.
+ * next turn comes a period later all the same. `run` gets the time its turn was taken at
+ * (the last_run_at it wrote), which its log line names: turns are a period apart, while
+ * the lines, written when a run ends, are as far apart as the runs' lengths allow.
  */
-export function periodicWorker(o: { db: Db; job: string; node: string; everyMs: number; run: () => Promise<void>; log: Logger }): Worker {
+export function periodicWorker(o: { db: Db; job: string; node: string; everyMs: number; run: (turnAt: number) => Promise<void>; log: Logger }): Worker {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   const look = () => {
     running ??= (async () => {
       try {
-        if (await takeTurn(o.db, o.job, o.node, Date.now(), o.everyMs)) await o.run();
+        const now = Date.now();
+        if (await takeTurn(o.db, o.job, o.node, now, o.everyMs)) await o.run(now);
       } catch (err) {
         o.log.warn({ err, job: o.job }, 'periodic job failed');
       } finally {
