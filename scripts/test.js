@@ -108,6 +108,9 @@ async function startBrowser() {
   if (files.length > 0 && !files.some((f) => f.startsWith('test/ui/') || f === 'test/ui')) return null;
   const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
   const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/ui/browserServer.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // A Chromium that dies mid-run fails the UI tests that use it; it never takes this runner down.
+  server.on('error', () => {});
+  server.stdin.on('error', () => {});
   const endpoint = await new Promise((resolve) => {
     let out = '';
     server.stdout.on('data', (c) => {
@@ -115,6 +118,7 @@ async function startBrowser() {
       if (out.includes('\n')) resolve(out.split('\n')[0].trim());
     });
     server.on('exit', () => resolve(null));
+    server.on('error', () => resolve(null));
   });
   if (!endpoint) {
     process.stdout.write('# could not start a Chromium for the run; the web UI tests launch their own\n');

@@ -11,6 +11,7 @@ import { MOUNTS, WORKERS } from './components.ts';
 import { openSecrets } from './secrets/boot.ts';
 import type { WorkerFactory } from './work/worker.ts';
 import { createLfsStore, ensureConfiguredBucket } from './lfs/fromConfig.ts';
+import type { LfsStore } from './lfs/lfsStore.ts';
 import { useFanOut } from './events/fanOut.ts';
 import { webhookFanOut } from './webhooks/fanout.ts';
 
@@ -67,10 +68,13 @@ export async function startServer(
   // A busy port is the commonest failed first start: say so before migrating, which can take a while.
   if (config.port !== 0) await probeListen(config);
   const db = options.db ?? connect(config.databaseUrl);
+  let lfs: LfsStore;
   try {
     await migrate(db);
     config = await openSecrets(config, db);
     await ensureConfiguredBucket(config);
+    // Made before listening, so a store that cannot load ends the start like the steps above.
+    lfs = await createLfsStore(config);
   } catch (err) {
     if (!options.db) await db.destroy();
     throw err;
@@ -102,7 +106,7 @@ export async function startServer(
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const finalConfig = config.port === 0 ? { ...config, port, baseUrl: config.baseUrl.replace(/:0$/, `:${port}`) } : config;
-  const services: Services = { config: finalConfig, db, log, lfs: await createLfsStore(finalConfig), signals: new EventEmitter(), listenUrl: url };
+  const services: Services = { config: finalConfig, db, log, lfs, signals: new EventEmitter(), listenUrl: url };
   const app = createApp(services, options.mounts ?? MOUNTS);
   server.on('request', app.callback());
   const workers = (options.workers ?? WORKERS).map((make) => make(services));
