@@ -1,3 +1,4 @@
+import type { Db } from '../../src/db/connect.ts';
 import type { TestWharf } from '../helpers/wharf.ts';
 import type { Repository } from '../../src/domain/repos.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
@@ -49,4 +50,18 @@ export async function allDeliveries(w: TestWharf, hookId: number): Promise<{ cou
     cursor = res.body.next_cursor;
   } while (cursor);
   return { counts, deliveries };
+}
+
+/**
+ * When each attempt of a webhook's deliveries (those after `afterDeliveryId`) was started,
+ * as recorded, in order: what max_rate paces (a receiver's arrivals add the way there).
+ */
+export async function attemptStarts(db: Db, hookId: number, afterDeliveryId = 0): Promise<number[]> {
+  const rows: { started_at: unknown }[] = await db('delivery_attempts')
+    .join('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id')
+    .where('deliveries.webhook_id', hookId)
+    .where('deliveries.id', '>', afterDeliveryId)
+    .orderBy('delivery_attempts.started_at')
+    .select('delivery_attempts.started_at');
+  return rows.map((r) => Number(r.started_at));
 }

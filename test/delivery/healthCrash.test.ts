@@ -2,6 +2,7 @@ import t from 'tap';
 import { startReceiver, type Received } from './receiver.ts';
 import { attemptsByGuid, startFleet } from './fleet.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { attemptStarts } from './build.ts';
 
 // Endpoint health (SPEC §5.5) with real `wharf serve` processes: a SIGKILL while a webhook
 // is paused and another while its held deliveries are being released lose nothing and
@@ -114,15 +115,7 @@ t.test('two nodes on one Postgres: one probe at a time, and max_rate shared', { 
   // What the pace governs: when the nodes start the attempts (each within a few ms of its
   // slot, 200 ms apart); what the receiver sees: the arrivals, which the way from a node's
   // event loop to the receiver's (on a loaded machine, tens of ms) may bring closer.
-  const started = (
-    await fleet
-      .db('delivery_attempts')
-      .join('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id')
-      .where('deliveries.webhook_id', paced)
-      .where('deliveries.id', '>', lastBefore)
-      .orderBy('delivery_attempts.started_at')
-      .select('delivery_attempts.started_at')
-  ).map((r: { started_at: unknown }) => Number(r.started_at));
+  const started = await attemptStarts(fleet.db, paced, lastBefore);
   t.equal(started.length, 20, 'one attempt each');
   for (let i = 5; i < started.length; i++)
     t.ok(started[i] - started[i - 5] >= 940, `no more than 5 attempts started in any second across both nodes (${i}): ${started[i] - started[i - 5]} ms`);
