@@ -48,6 +48,7 @@ const bench: Bench = async (report) => {
     // The runner logs one line when a job ends, right after its result commits: the bench
     // learns of it there instead of polling the API, so no polling load is measured.
     const ended = new Map<number, (line: any) => void>();
+    const phases: Record<string, unknown>[] = [];
     const early = new Map<number, any>();
     const logDestination = new Writable({
       write(chunk, _e, cb) {
@@ -87,16 +88,21 @@ const bench: Bench = async (report) => {
         const line = early.get(job.id) ?? (await new Promise<any>((resolve) => ended.set(job.id, resolve)));
         const took = performance.now() - started;
         if (line.msg !== 'import succeeded') throw new Error(`import failed: ${line.error}`);
+        phases.push(line);
         return took;
       };
       // One untimed round first, so neither side pays for a cold start.
       await timedGit(['clone', '-q', '--mirror', url, path.join(runDir, 'warm.git')], dir);
       await importOnce('warm');
-      const times = { import: [] as number[], clone: [] as number[] };
+      phases.length = 0;
+      const times = { import: [] as number[], clone: [] as number[], checked: [] as number[] };
       for (let run = 0; run < RUNS; run++) {
         times.clone.push(await timedGit(['clone', '-q', '--mirror', url, path.join(runDir, `mirror-${run}.git`)], dir));
         times.import.push(await importOnce(`bench-${run}`));
+        // For information: the same clone with the object checks an import makes (transfer.fsckObjects, as Wharf's copy runs it).
+        times.checked.push(await timedGit(['-c', 'transfer.fsckObjects=true', 'clone', '-q', '--mirror', url, path.join(runDir, `checked-${run}.git`)], dir));
       }
+      const phaseMedian = (key: string) => Math.round(median(phases.map((l) => Number(l[key]))));
       // Each run's import against the clone just before it: the machine drifts between runs,
       // and a ratio of two medians may take them from different runs.
       const ratios = times.import.map((t, i) => t / times.clone[i]);
@@ -113,6 +119,11 @@ const bench: Bench = async (report) => {
         met: ratio <= TARGET,
         runs: times.import.map(Math.round),
         baseline_runs: times.clone.map(Math.round),
+        // Where an import's time goes (medians of the runner's own phase timings): the copy (a clone with object checks), the
+        // .gitmodules, LFS pointer and ref scans, the LFS fetch, the move into place; the rest is the API call and the claim.
+        phases_ms: { copy: phaseMedian('copy_ms'), check: phaseMedian('check_ms'), lfs: phaseMedian('lfs_ms'), finalize: phaseMedian('finalize_ms') },
+        checked_clone_ms: Math.round(median(times.checked)),
+        ratio_to_checked_clone: Math.round(median(times.import.map((t, i) => t / times.checked[i])) * 100) / 100,
       });
     } finally {
       await running.stop();

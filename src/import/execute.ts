@@ -59,6 +59,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
   }
   const credentials: Credentials | null = job.credentials ? openCredentials(config, job.credentials) : null;
   const { write, progress, overall, high } = progressWriter(services, job, owner, options.leaseMs);
+  const phases = phaseClock();
   try {
     if (job.attempts > options.maxAttempts) throw new Error(`gave up after ${options.maxAttempts} attempts`);
     const source = parseSourceUrl(job.source_url);
@@ -85,6 +86,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       defaultBranch = copied.defaultBranch;
       await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
     }
+    phases.end('copy');
     // What arrived, counted from the copy itself: a fast copy may end before git reports it.
     const copied = await copySize(tmp);
     await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...copied }, true);
@@ -92,6 +94,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // the same walk counts the commits), its LFS pointers and its refs (the LFS fetch below
     // leaves the copy as it is). Run on every attempt, a resumed one included.
     const [pointers, commits, counts] = await Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp)]);
+    phases.end('check');
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
       url: source.url,
@@ -104,6 +107,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       signal,
       onProgress: (done, total) => void write({ percent: overall('fetching_lfs', total ? (done * 100) / total : 100) }),
     });
+    phases.end('lfs');
     await write({ status: 'finalizing', phase: 'finalizing', percent: overall('finalizing', 0) }, true);
     const sizeBytes = copied.bytes_received + lfs.stored.reduce((sum, o) => sum + o.size, 0);
     await finalizeImport(
@@ -115,14 +119,44 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing, commits, size_bytes: sizeBytes },
       lfs.stored,
     );
+    phases.end('finalize');
     wake(services).deliveries();
     log.info(
-      { import_id: job.id, repository: `${job.target_org}/${job.name}`, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing.length },
+      {
+        import_id: job.id,
+        repository: `${job.target_org}/${job.name}`,
+        ...counts,
+        lfs_objects: lfs.stored.length,
+        missing_lfs_objects: lfs.missing.length,
+        ...phases.took(),
+      },
       'import succeeded',
     );
   } catch (err) {
     await settleFailure(services, job, owner, options, signal, tmp, credentials, err);
   }
+}
+
+/** The phases of one attempt, in order, as the success line reports them. */
+type Phase = 'copy' | 'check' | 'lfs' | 'finalize';
+
+/**
+ * Times an attempt's phases, each from the end of the one before (the first from the
+ * attempt's start): `copy` (next to nothing when a resumed attempt finds the copy done), `check`
+ * (the .gitmodules, LFS pointer and ref scans), `lfs` (the LFS fetch), `finalize` (the
+ * move into place and its commit). `took` gives them as `<phase>_ms` fields.
+ */
+function phaseClock() {
+  let last = performance.now();
+  const ms: Partial<Record<`${Phase}_ms`, number>> = {};
+  return {
+    end(phase: Phase) {
+      const now = performance.now();
+      ms[`${phase}_ms`] = Math.round(now - last);
+      last = now;
+    },
+    took: () => ms,
+  };
 }
 
 /**

@@ -58,6 +58,21 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   t.equal(job.repository.commits, Number((await g.ok(['rev-list', '--count', '--all'], { cwd: source.bare })).trim()), 'every commit of the source counted');
   t.equal(job.repository.commits, 4);
   t.ok(job.repository.size_bytes > 0, 'its size on disk');
+  // The operator's log line says where the import's time went, phase by phase.
+  const line = w.logs
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((l) => l.msg === 'import succeeded' && l.import_id === created.body.id);
+  const phases = ['copy_ms', 'check_ms', 'lfs_ms', 'finalize_ms'].map((k) => line?.[k]);
+  t.ok(
+    phases.every((ms) => Number.isInteger(ms) && ms >= 0),
+    `the success line times the copy, the checks, the LFS fetch and the finalizing: ${phases.join(', ')} ms`,
+  );
+  t.ok(line.copy_ms > 0, 'the copy took time');
+  const sum = phases.reduce((a, b) => a + b, 0);
+  t.ok(sum <= job.duration_ms + 100, `the phases (${sum} ms) fit in the job's duration (${job.duration_ms} ms)`);
   t.equal(job.duration_ms, Date.parse(job.finished_at) - Date.parse(job.started_at), 'duration from start to end');
   t.equal(job.error_code, null);
   t.same(
