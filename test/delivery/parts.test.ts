@@ -17,6 +17,10 @@ import { createDueTimer } from '../../src/delivery/runtime/dueTimer.ts';
 import { createPruner } from '../../src/delivery/runtime/pruner.ts';
 import { dispatchTuning } from '../../src/delivery/runtime/tuning.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { attemptMaker } from '../../src/delivery/attempt/attempt.ts';
+import { httpTransport } from '../../src/delivery/attempt/http/transport.ts';
+import { deliveryMetrics } from '../../src/delivery/attempt/metrics.ts';
+import { markInFlight } from '../../src/delivery/store/markInFlight.ts';
 
 /** A Wharf without workers (nothing claims behind the test's back), an inactive webhook, and `n` deliveries of it inserted with `over`. */
 async function withDeliveries(t: TestLike, n: number, over: (i: number) => Record<string, unknown> = () => ({})) {
@@ -38,7 +42,7 @@ async function withDeliveries(t: TestLike, n: number, over: (i: number) => Recor
       ...over(i),
     });
   }
-  return { db, log: w.running.services.log };
+  return { db, log: w.running.services.log, config: w.running.services.config };
 }
 
 const claim =
@@ -237,6 +241,31 @@ t.test(
     t.ok(fourth.interruptions < PARK_AFTER, 'so it is sent, not parked');
   },
 );
+
+t.test('an interrupted delivery whose attempt ended before its node died is not counted again; one still in flight is', async (t) => {
+  // Two deliveries one death short of parking: claimed twice, each claim's node dead during the attempt.
+  const { db, log, config } = await withDeliveries(t, 2, () => ({ claims: 2, interruptions: 1, in_flight: true, lease_owner: 'dead' }));
+  const leaseMs = 60_000;
+  const [ended, inFlight] = await claimDue(db, { owner: 'A', limit: 2, now: Date.now(), leaseMs, firstDelayMs: 0 });
+  t.match([ended, inFlight], [{ interruptions: PARK_AFTER - 1 }, { interruptions: PARK_AFTER - 1 }], 'each is one death short of parking');
+  const transport = httpTransport(config);
+  t.teardown(() => transport.close());
+  const attempt = attemptMaker({
+    config,
+    transport,
+    metrics: deliveryMetrics({}),
+    log,
+    markInFlight: (c, flying) => markInFlight(db, 'A', c.id, c.claims, flying, Date.now() + leaseMs),
+  });
+  // The first is sent alone and answered; its node dies before its result is written. The
+  // second has been marked started when the node dies (as a culprit is).
+  const made = await attempt(ended);
+  t.equal(made.outcome, 'delivered', 'the receiver took it');
+  t.ok(await markInFlight(db, 'A', inFlight.id, inFlight.claims, true, Date.now() + leaseMs));
+  const retaken = await claimDue(db, { owner: 'B', limit: 2, now: Date.now() + 2 * leaseMs, leaseMs, firstDelayMs: 0 });
+  t.equal(retaken.find((c) => c.id === ended.id)?.interruptions, PARK_AFTER - 1, 'the answered attempt is not counted as interrupted');
+  t.equal(retaken.find((c) => c.id === inFlight.id)?.interruptions, PARK_AFTER, 'the attempt in flight at the death is');
+});
 
 t.test('the claim ranks by time served: the webhook served less first, its own in order; an odd limit over many webhooks', async (t) => {
   const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' }, workers: [] });

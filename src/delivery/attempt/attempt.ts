@@ -55,7 +55,8 @@ function metricOf(outcome: DeliveryOutcome): 'success' | 'failure' | 'error' {
  * not sent, its attempt recorded as failed with PARKED_ERROR, nothing scheduled (so no
  * delivery can crash nodes in a loop). A delivery interrupted before has its attempt
  * marked started (`markInFlight`, which also renews its lease) before it is sent, and
- * is not sent when its claim was taken over meanwhile. One death short of parking, it is
+ * is not sent when its claim was taken over meanwhile, and marked ended once it is answered
+ * or given up, before the gate lets another attempt go. One death short of parking, it is
  * sent with no other attempt of this process in flight (isolation.ts), so deliveries
  * that were in flight beside a culprit at its first deaths are not parked with it.
  */
@@ -64,7 +65,8 @@ export function attemptMaker(o: {
   transport: DeliveryTransport;
   metrics: DeliveryMetrics;
   log: Logger;
-  markInFlight: (c: Claimed) => Promise<boolean>;
+  /** Marks a claim's attempt started (true) or ended (false) in the database; false when the claim was taken over. */
+  markInFlight: (c: Claimed, inFlight: boolean) => Promise<boolean>;
 }) {
   // The attempt line is built from fixed, secret-free fields (the transport names the target
   // without secrets), so it skips the logger's redaction, a third of a line's cost.
@@ -78,7 +80,7 @@ export function attemptMaker(o: {
     const alone = c.interruptions >= PARK_AFTER - 1;
     const body = payloadFor({ hookId: c.hookId, github: c.github }, { type: c.event, payload: c.body });
     const outcome = await gate(alone, async () => {
-      if (suspect && !(await o.markInFlight(c))) throw new Error('the delivery was claimed by another process');
+      if (suspect && !(await o.markInFlight(c, true))) throw new Error('the delivery was claimed by another process');
       o.metrics.inFlight += 1;
       try {
         // Rejects when the secret's (or the custom headers') key is not loaded (a rotation while this node ran): the
@@ -86,6 +88,9 @@ export function attemptMaker(o: {
         return await o.transport.send(c, body, o.config.webhookTimeoutMs);
       } finally {
         o.metrics.inFlight -= 1;
+        // Ended, and marked so before the gate lets the next attempt alone go (which may be a culprit
+        // that kills this node before this result is written): that death is not this attempt's.
+        if (suspect) await o.markInFlight(c, false).catch((err: unknown) => o.log.warn({ err, delivery_id: c.id }, 'could not mark an attempt ended'));
       }
     });
     const { record } = outcome;

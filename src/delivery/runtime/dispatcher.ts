@@ -95,7 +95,7 @@ export function createDispatcher(services: Services, options: DispatcherOptions 
     transport,
     metrics: deliveryMetrics(services),
     log,
-    markInFlight: (c) => markInFlight(db, owner, c.id, c.claims, Date.now() + tuning.leaseMs, sqlite),
+    markInFlight: (c, inFlight) => markInFlight(db, owner, c.id, c.claims, inFlight, Date.now() + tuning.leaseMs, sqlite),
   });
 
   // 4. Result: written in batches, then accounted for endpoint health.
