@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 
 /**
@@ -35,7 +36,15 @@ export interface StartGitOptions {
   input?: string | Buffer | null | 'open';
   /** Its own process group, so a kill of the group reaches git's children (remote helpers, index-pack). */
   detached?: boolean;
+  /**
+   * Housekeeping no one waits on (packing refs after a push): git runs at the lowest CPU
+   * priority, so on busy cores it takes what deliveries and requests leave.
+   */
+  background?: boolean;
 }
+
+/** The niceness of a background git (the lowest priority, as `nice -n 19` gives). */
+const BACKGROUND_PRIORITY = 19;
 
 /** A started git: the process, and its end (exit code and the last 16 KiB of stderr). */
 export interface StartedGit {
@@ -57,6 +66,13 @@ export function startGit(args: string[], options: StartGitOptions = {}): Started
     stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   }) as StartedGit['child'];
+  if (options.background && child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, BACKGROUND_PRIORITY);
+    } catch {
+      // It ended already, or the system refuses: it runs at the normal priority.
+    }
+  }
   let stderr = '';
   child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-16384)));
   child.stderr.on('error', () => {});
@@ -103,9 +119,12 @@ export async function gitBuffer(args: string[], input: string | Buffer, options:
 }
 
 /** Runs git with arguments (never a shell) and returns stdout; rejects with stderr on a non-zero exit or past `maxBuffer` bytes. */
-export async function git(args: string[], options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number } = {}): Promise<string> {
+export async function git(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number; background?: boolean } = {},
+): Promise<string> {
   const max = options.maxBuffer ?? 64 * 1024 * 1024;
-  const { child, done } = startGit(args, { cwd: options.cwd, env: options.env });
+  const { child, done } = startGit(args, { cwd: options.cwd, env: options.env, background: options.background });
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
