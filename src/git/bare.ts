@@ -88,9 +88,9 @@ export async function configureRepository(dir: string): Promise<void> {
  * 60 ms for 7,000 tags, against 10 ms packed); git's own `gc --auto` after a push packs
  * them only when objects pile up, which a single big pack never does. Safe beside other
  * pushes: git takes the packed-refs lock and waits for it as a ref update does. It runs at
- * the lowest CPU priority: nobody waits on it, and pruning 5,000 loose refs costs about
- * 2.5 s of system time on a small machine, which would otherwise be taken from the push's
- * own deliveries going out at the same time.
+ * the lowest CPU priority: nobody waits on it, and pruning 5,000 loose refs costs 2.5–2.8 s
+ * of system time on a small machine, which would otherwise be taken from the push's own
+ * deliveries going out at the same time.
  */
 export async function packRefs(dir: string): Promise<void> {
   await git(['pack-refs', '--all', '--prune'], { cwd: dir, background: true });
