@@ -113,6 +113,50 @@ t.test('a merge is refused when a side branch added a .gitmodules url that runs 
   t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
 });
 
+/**
+ * Runs the server's git, for the rest of test `t`, with `gitconfig` as its user's global
+ * config (HOME is where every git Wharf starts reads it from).
+ */
+function serverGitConfig(t: Parameters<typeof startWharf>[0], gitconfig: string): void {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-home-'));
+  fs.writeFileSync(path.join(home, '.gitconfig'), gitconfig);
+  const before = process.env.HOME;
+  process.env.HOME = home;
+  t.teardown(() => {
+    process.env.HOME = before;
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+}
+
+t.test("the push check is not steered by the server's git config: with log.follow set, a .gitmodules url that runs a command is still refused", async (t) => {
+  const { g, url, work } = await pushSetup(t);
+  // A common dotfile setting: git log follows a single path's renames, which git cannot do for a path of any case (it dies).
+  serverGitConfig(t, '[log]\n\tfollow = true\n');
+  await g.commit(work, 'first', { 'README.md': 'hi\n' });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  const before = refList(await g.ok(['ls-remote', url]));
+  await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules('x', EXT) });
+  const pushed = await g.run(['push', url, 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'the push fails');
+  t.match(pushed.stderr, /submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+});
+
+t.test('a push whose .gitmodules check cannot run is refused, not let through unchecked', async (t) => {
+  const { g, url, work } = await pushSetup(t);
+  await g.commit(work, 'first', { 'README.md': 'hi\n' });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  const before = refList(await g.ok(['ls-remote', url]));
+  // A date format git does not know: every git log on the server dies reading its config.
+  serverGitConfig(t, '[log]\n\tdate = no-such-format\n');
+  await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules('x', EXT) });
+  const pushed = await g.run(['push', url, 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'the push fails');
+  t.match(pushed.stderr, /remote: Wharf could not check the pushed commits' \.gitmodules/);
+  t.match(pushed.stderr, /pre-receive hook declined/);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+});
+
 t.test('submodules with https and relative URLs push as before; so do later pushes, merges and deletions', async (t) => {
   const { g, url, work } = await pushSetup(t);
   await g.commit(work, 'submodules', { '.gitmodules': gitmodules('lib', 'https://example.com/lib.git') + gitmodules('other', '../other.git') });

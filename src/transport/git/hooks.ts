@@ -45,7 +45,8 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 // commands (SPEC §7.6, gitmodules.ts). It runs inside git's quarantine, before any ref
 // moves; what it prints on stderr git shows the pusher as "remote:" lines. Only the new
 // commits are read (--not --all) and one git log keeps their .gitmodules entries alone,
-// so a push without .gitmodules changes costs one short git run and no node. One awk reads
+// so a push without .gitmodules changes costs one short git run and no node. A git log that
+// fails refuses the push: the check never lets through what it could not read. One awk reads
 // the updates (the refs too long, else the new ids: all but deletions, whose new id is all
 // zeros; a shell read loop costs ~25 µs a line, 125 ms of a mirror push of 5,000 refs) and
 // one more picks the regular-file blobs out of the diff: every process the hook starts
@@ -62,7 +63,12 @@ new=$(awk 'length($3) > ${MAX_REF_BYTES} { long = long "  " substr($3, 1, 72) ".
   $2 ~ /[^0]/ { print $2 }
   END { if (long != "") { printf "Wharf: ref names longer than ${MAX_REF_BYTES} bytes are refused (their events could not be recorded):\\n%s", long > "/dev/stderr"; exit 1 } }') || exit 1
 [ -n "$new" ] || exit 0
-blobs=$(echo "$new" | git ${GITMODULES_LOG.map(quote).join(' ')} | awk '$2 ~ /^100/ && !seen[$4]++ { print $4 }')
+changed=$(echo "$new" | git ${GITMODULES_LOG.map(quote).join(' ')}) || {
+  echo "Wharf could not check the pushed commits' .gitmodules (git log failed, above); nothing was changed. Try again, or ask the administrator." >&2
+  exit 1
+}
+[ -n "$changed" ] || exit 0
+blobs=$(printf '%s\n' "$changed" | awk '$2 ~ /^100/ && !seen[$4]++ { print $4 }')
 [ -n "$blobs" ] || exit 0
 for b in $blobs; do
   printf 'blob %s\\0' "$b"
