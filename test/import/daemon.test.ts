@@ -5,6 +5,7 @@ import { buildUser, startWharf } from '../helpers/wharf.ts';
 import { gitClient, refList } from '../helpers/git.ts';
 import { repoDir } from '../../src/git/bare.ts';
 import { buildSource, startGitDaemon, waitForJob } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without an endpoint listed missing', async (t) => {
   const w = await startWharf(t, { env: { IMPORT_ALLOWED_HOSTS: 'loopback' } });
@@ -58,13 +59,18 @@ t.test('import from git daemon: every ref, HEAD, submodule gitlink; LFS without 
   t.equal(job.repository.commits, Number((await g.ok(['rev-list', '--count', '--all'], { cwd: source.bare })).trim()), 'every commit of the source counted');
   t.equal(job.repository.commits, 4);
   t.ok(job.repository.size_bytes > 0, 'its size on disk');
-  // The operator's log line says where the import's time went, phase by phase.
-  const line = w.logs
-    .join('')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .find((l) => l.msg === 'import succeeded' && l.import_id === created.body.id);
+  // The operator's log line says where the import's time went, phase by phase. It is
+  // written once the job's markers are cleared, just after its success is visible.
+  const line = await waitFor(
+    () =>
+      w.logs
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === 'import succeeded' && l.import_id === created.body.id),
+    { timeoutMs: 5_000, what: "the import's success line" },
+  );
   const phases = ['copy_ms', 'check_ms', 'lfs_ms', 'finalize_ms'].map((k) => line?.[k]);
   t.ok(
     phases.every((ms) => Number.isInteger(ms) && ms >= 0),
