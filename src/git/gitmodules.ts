@@ -30,40 +30,23 @@ export function gitmodulesMessage(blob: string, name: string, url: string, probl
 }
 
 /**
- * diff-tree arguments that list, for commits given on stdin, the root tree's entry named
- * .gitmodules (any case, as a case-insensitive checkout would read it) when it differs
- * from a parent's.
- */
-export const GITMODULES_DIFF = ['diff-tree', '--stdin', '-r', '-m', '--root', '--no-commit-id', '--', ':(icase).gitmodules'];
-
-/**
- * The same listing in one git run, for the new commits of a push: `git log` reads the tips
- * on stdin and walks them itself (`--not --all` leaves out what the repository has), each
- * merge against every parent (`--full-history -m`), raw lines alone. One process where
- * rev-list piped into diff-tree took two: 60 ms instead of 95 ms for 8,000 commits here.
+ * The arguments of the one git run that lists, for the new commits of a push, the root
+ * tree's entry named .gitmodules (any case, as a case-insensitive checkout would read it)
+ * wherever it differs from a parent's: `git log` reads the tips on stdin and walks them
+ * itself (`--not --all` leaves out what the repository has), each merge against every
+ * parent (`--full-history -m`), raw lines alone. One process where rev-list piped into
+ * diff-tree took two: 60 ms instead of 95 ms for 8,000 commits here.
  * git log reads its user's settings: `--no-follow` undoes a `log.follow` (with it, git
  * dies on a pathspec of any case), `--no-color` a `color.ui=always`.
  */
-export const GITMODULES_LOG = [
-  'log',
-  '--stdin',
-  '--not',
-  '--all',
-  '--no-follow',
-  '--no-color',
-  '--full-history',
-  '-m',
-  '--root',
-  '--raw',
-  '--no-renames',
-  '--no-abbrev',
-  '--no-show-signature',
-  '--format=',
-  '--',
-  ':(icase).gitmodules',
-];
+export const GITMODULES_LOG = ['log', '--stdin', '--not', '--all', ...walk(), '--format=', '--', ':(icase).gitmodules'];
 
-/** Blob ids out of GITMODULES_DIFF's raw output (regular files only; a deletion names none). */
+/** How both listings walk and diff: every merge against each parent, raw lines, the user's log settings undone. */
+function walk(): string[] {
+  return ['--no-follow', '--no-color', '--full-history', '-m', '--root', '--raw', '--no-renames', '--no-abbrev', '--no-show-signature'];
+}
+
+/** Blob ids out of git's raw listing of .gitmodules entries (regular files only; a deletion names none). */
 export function gitmodulesBlobs(raw: string): string[] {
   const blobs = new Set<string>();
   for (const m of raw.matchAll(/^:\d+ (100\d{3}) [0-9a-f]+ ([0-9a-f]+) /gm)) blobs.add(m[2]);
@@ -85,14 +68,14 @@ export function submoduleUrls(configZ: string): Array<[string, string]> {
 /** git config's arguments that print a .gitmodules blob's submodule URLs, NUL-separated. */
 export const URL_CONFIG = ['config', '-z', '--get-regexp', '^submodule\\..*\\.url$'];
 
-/** The commits a scan reads: `rev-list` arguments, and its stdin when they include `--stdin`. */
+/** The commits a scan reads: git log's revision arguments, and its stdin when they include `--stdin`. */
 export interface ScannedCommits {
   revs: string[];
   input?: string;
 }
 
 /**
- * Checks every .gitmodules of the commits `rev-list` lists (all of an import's copy, or a
+ * Checks every .gitmodules of the commits `revs` name (all of an import's copy, or a
  * mirror sync's new history); returns the first refusal's message, or null. A blob git
  * cannot parse holds no URL git would use.
  */
@@ -100,26 +83,41 @@ export async function gitmodulesProblem(dir: string, commits: ScannedCommits = {
   return (await scanGitmodules(dir, commits)).problem;
 }
 
-/** gitmodulesProblem's scan, with how many commits it read: an import counts its history in the same walk. */
+/**
+ * git log's arguments after the commits, for a scan: GITMODULES_LOG's walk and listing,
+ * with `--sparse` so every commit walked is shown, one `\x01<id>` line each (a merge once
+ * per parent with a difference, one after the other), the .gitmodules entries below it.
+ */
+const SCAN_LOG = [...walk(), '--sparse', '--format=%x01%H', '--', ':(icase).gitmodules'];
+
+/**
+ * gitmodulesProblem's scan, with how many commits it read: an import counts its history in
+ * the same walk. One git log walks the commits and diffs each itself, streamed: no list of
+ * every commit is held here, and only the .gitmodules entries are kept.
+ */
 export async function scanGitmodules(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<{ problem: string | null; commits: number }> {
-  // rev-list feeds diff-tree as it walks: the two run side by side, and no list of every commit is held here.
-  const revList = startGit(['rev-list', ...commits.revs], { cwd: dir, input: commits.input ?? null });
-  const diffTree = startGit(GITMODULES_DIFF, { cwd: dir, input: 'open' });
+  const log = startGit(['log', ...commits.revs, ...SCAN_LOG], { cwd: dir, input: commits.input ?? null });
   let walked = 0;
-  revList.child.stdout.on('data', (c: Buffer) => {
-    for (let i = c.indexOf(10); i >= 0; i = c.indexOf(10, i + 1)) walked++;
+  let last = '';
+  let pending = '';
+  const entries: string[] = [];
+  const read = (lines: string[]) => {
+    for (const line of lines) {
+      if (line.startsWith('\x01')) {
+        if (line !== last) walked++;
+        last = line;
+      } else if (line.startsWith(':')) entries.push(line);
+    }
+  };
+  log.child.stdout.on('data', (c: Buffer) => {
+    const lines = (pending + c.toString('latin1')).split('\n');
+    pending = lines.pop()!;
+    read(lines);
   });
-  revList.child.stdout.pipe(diffTree.child.stdin!);
-  // A diff-tree that dies early unpipes rev-list, which could then wait for ever on a full
-  // pipe: what it still writes is read and dropped, so it ends and both exits are known.
-  const drain = () => void revList.child.stdout.resume();
-  diffTree.done.then(drain, drain);
-  const chunks: Buffer[] = [];
-  diffTree.child.stdout.on('data', (c: Buffer) => chunks.push(c));
-  const [listed, diffed] = await Promise.all([revList.done, diffTree.done]);
-  if (listed.code !== 0) throw new Error(`git rev-list failed: ${listed.stderr.trim()}`);
-  if (diffed.code !== 0) throw new Error(`git diff-tree failed: ${diffed.stderr.trim()}`);
-  return { problem: await firstUrlProblem(dir, gitmodulesBlobs(Buffer.concat(chunks).toString('utf8'))), commits: walked };
+  const { code, stderr } = await log.done;
+  read([pending]);
+  if (code !== 0) throw new Error(`git log failed: ${stderr.trim()}`);
+  return { problem: await firstUrlProblem(dir, gitmodulesBlobs(entries.join('\n'))), commits: walked };
 }
 
 /** The first refused submodule URL among some .gitmodules blobs, or null. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
 import { gitClient, refList, repoUrl } from '../helpers/git.ts';
-import { gitmodulesProblem, submoduleUrlProblem } from '../../src/git/gitmodules.ts';
+import { gitmodulesProblem, scanGitmodules, submoduleUrlProblem } from '../../src/git/gitmodules.ts';
 
 const EXT = 'ext::sh -c touch% /tmp/pwned';
 const gitmodules = (name: string, url: string) => `[submodule "${name}"]\n\tpath = ${name}\n\turl = ${url}\n`;
@@ -176,17 +176,17 @@ t.test('submodules with https and relative URLs push as before; so do later push
   t.same(refList(await g.ok(['ls-remote', url])), [`${local[0]} refs/heads/main`], 'the deletion went through');
 });
 
-t.test('the import check of a copy whose history diff-tree cannot read fails, rather than waiting for ever on rev-list', async (t) => {
+t.test("the import check of a copy whose history git cannot read fails with git's error, after 20,000 commits streamed", async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-gitmodules-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const run = (args: string[], input?: string) => execFileSync('git', args, { cwd: dir, input, encoding: 'utf8' }).trim();
   run(['init', '-q', '--bare', '.']);
-  // 20,000 commits: rev-list's list (800 KB) is far more than the pipes and buffers between the two gits hold.
+  // 20,000 commits: far more output than a pipe holds before the walk reaches the broken one.
   const lines: string[] = [];
   for (let i = 1; i <= 20_000; i++)
     lines.push('commit refs/heads/main', `committer A <a@example.com> ${1_700_000_000 + i} +0000`, 'data 2', 'c', `M 644 inline f`, 'data 2', `${i % 10}`);
   run(['fast-import', '--quiet'], lines.join('\n') + '\n');
-  // A tip whose tree is missing: rev-list reads commits alone and lists it, diff-tree dies at it.
+  // A tip whose tree is missing: the walk lists it and dies diffing it.
   const parent = run(['rev-parse', 'main']);
   const broken = run(
     ['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'],
@@ -202,5 +202,36 @@ t.test('the import check of a copy whose history diff-tree cannot read fails, ra
     new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting after 20 s'), 20_000))),
   ]);
   clearTimeout(timer);
-  t.match(outcome, /^failed: git diff-tree failed/);
+  t.match(outcome, /^failed: git log failed: .*1{40}/);
+});
+
+t.test('the import scan counts every commit once, merges whose .gitmodules differs from each parent included, and finds their blobs', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-gitmodules-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const run = (args: string[]) => execFileSync('git', ['-c', 'user.name=A', '-c', 'user.email=a@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+  const commit = (message: string, files: Record<string, string>) => {
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    run(['add', '-A']);
+    run(['commit', '-q', '-m', message]);
+  };
+  run(['init', '-q', '-b', 'main', '.']);
+  commit('root', { 'README.md': 'hi\n' });
+  run(['checkout', '-q', '-b', 'side']);
+  commit('side submodule', { '.gitmodules': gitmodules('a', 'https://example.com/a.git') });
+  run(['checkout', '-q', 'main']);
+  commit('main submodule', { '.gitmodules': gitmodules('b', 'https://example.com/b.git') });
+  // The merge's .gitmodules is neither parent's: git log lists it once against each.
+  run(['merge', '-q', '--no-commit', '-s', 'ours', 'side']);
+  fs.writeFileSync(path.join(dir, '.gitmodules'), gitmodules('a', 'https://example.com/a.git') + gitmodules('b', 'fd::3'));
+  run(['add', '.gitmodules']);
+  run(['commit', '-q', '--no-edit']);
+  commit('later', { 'later.txt': 'x\n' });
+  const { problem, commits } = await scanGitmodules(dir);
+  t.equal(commits, Number(run(['rev-list', '--count', '--all'])), 'as many commits as rev-list counts');
+  t.equal(commits, 5);
+  t.match(problem, /submodule "b" url "fd::3": it uses the "fd::" remote-helper transport/, "the merge's own .gitmodules is read");
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-gitmodules-'));
+  t.teardown(() => fs.rmSync(empty, { recursive: true, force: true }));
+  execFileSync('git', ['init', '-q', '--bare', empty]);
+  t.same(await scanGitmodules(empty), { problem: null, commits: 0 }, 'an empty copy: nothing to read');
 });
