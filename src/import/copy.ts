@@ -56,10 +56,11 @@ export async function copyRepository(options: CopyOptions): Promise<{ defaultBra
     await fs.rm(options.dir, { recursive: true, force: true });
     await fs.mkdir(path.dirname(options.dir), { recursive: true });
     await fromSource(options, ['clone', '--mirror', '--progress', '--template=', '--no-recurse-submodules'], [options.dir]);
-    // The copy keeps no trace of where it came from (the pinned address, the remote's refspec).
-    await git(['config', '--remove-section', 'remote.origin'], { cwd: options.dir });
+    // The copy keeps no trace of where it came from (the pinned address, the remote's refspec),
+    // and its HEAD is settled meanwhile: two files of their own, so the two gits run side by side.
     const head = /^ref: refs\/heads\/(\S+)/.exec(await fs.readFile(path.join(options.dir, 'HEAD'), 'utf8'))?.[1] ?? null;
-    return { defaultBranch: await setHead(options.dir, head) };
+    const [, defaultBranch] = await Promise.all([git(['config', '--remove-section', 'remote.origin'], { cwd: options.dir }), setHead(options.dir, head)]);
+    return { defaultBranch };
   }
   await ensureBare(options.dir);
   const { head, branches } = await sourceRefs(options);
