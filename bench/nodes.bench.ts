@@ -40,6 +40,8 @@ const CONCURRENCIES = [
 ];
 const NODES = 3;
 const STALL_MS = 60_000;
+/** BENCH_CPU_PROFILE=<dir>: every node writes its V8 CPU profile there as it stops (open it in Chrome's DevTools). */
+const PROFILE = process.env.BENCH_CPU_PROFILE;
 const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
 
 /** A source repository with DELIVERIES branches b1…bN, each one root commit of its own file (fixed times: the same ids every run). */
@@ -64,7 +66,11 @@ type Node = Child & { url: string };
 async function startNode(dir: string, databaseUrl: string, shared: Record<string, string>, k: number): Promise<Node> {
   const node = await child(
     process.execPath,
-    [path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'wharf.js'), 'serve'],
+    [
+      ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : []),
+      path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'wharf.js'),
+      'serve',
+    ],
     { ...process.env, ...wharfEnv(dir, databaseUrl), LOG_LEVEL: 'warn', ...shared, DATA_DIR: path.join(dir, `data-${k}`) },
     // The first start of a database prints the admin token in the same write as its address.
     k === 1 ? /sign in with this token: wharf_\S+/ : /listening on http:\/\/\S+/,
@@ -207,7 +213,8 @@ async function runOnce(dir: string, src: string, nodes: number, concurrency: num
     };
   } finally {
     await db.destroy();
-    for (const n of started) n.proc.kill('SIGKILL');
+    // A profiled node writes its profile as it stops, which a SIGKILL would not let it do.
+    for (const n of started) n.proc.kill(PROFILE ? 'SIGTERM' : 'SIGKILL');
     rx?.proc.kill('SIGKILL');
     await Promise.all([...started.map((n) => n.exited), rx?.exited]);
     await database.drop();

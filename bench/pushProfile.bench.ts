@@ -36,9 +36,9 @@ function readTraces(dir: string): Traced[] {
       const e = JSON.parse(line);
       const t: Traced = bySid.get(e.sid) ?? { sid: e.sid, argv: [], ms: 0, at: 0, steps: [] };
       if (e.event === 'start') [t.argv, t.at] = [e.argv, Date.parse(e.time)];
-      const when = `${Math.round(e.t_abs * 1000)
-        .toString()
-        .padStart(6)} ms`;
+      // Since the process started: t_abs where the event has it (git gives none for child_start and child_exit), else from its time.
+      const sinceStart = typeof e.t_abs === 'number' ? e.t_abs * 1000 : Date.parse(e.time) - t.at;
+      const when = `${Math.round(sinceStart).toString().padStart(6)} ms`;
       if (e.event === 'child_start') t.steps.push(`${when} start ${e.child_class === 'hook' ? `hook ${e.hook_name}` : commandOf(e.argv)}`);
       if (e.event === 'child_exit') t.steps.push(`${when} end (${Math.round(e.t_rel * 1000)} ms)`);
       if (e.event === 'region_leave' && e.t_rel > 0.005) t.steps.push(`${when} region ${e.category}/${e.label} (${Math.round(e.t_rel * 1000)} ms)`);
