@@ -3,14 +3,23 @@ import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 
 /**
+ * Settings of the server user's ~/.gitconfig (which Wharf's gits read, for an operator's
+ * transport settings) that would change what Wharf parses, undone: log.showSignature has
+ * git log print every signed commit's verification into its output, whatever the format
+ * (and start gpg for each). Given on the command line, they win over any config file and
+ * reach the gits a git starts (hooks included).
+ */
+export const PARSED_AS_WRITTEN = ['-c', 'log.showSignature=false'];
+
+/**
  * Options that precede every git subcommand Wharf runs. Hooks are off: a repository
  * (an imported one above all) must never run hooks of its own; the smart-HTTP route
  * turns on Wharf's own hooks directory explicitly (transport/git/cgi.ts, the one git
  * started elsewhere, as it streams a request both ways).
  */
-export const SAFE_GIT_OPTIONS = ['-c', 'core.hooksPath=/dev/null'];
+export const SAFE_GIT_OPTIONS = ['-c', 'core.hooksPath=/dev/null', ...PARSED_AS_WRITTEN];
 
-/** Environment for every git child process: no prompts, no user or system config surprises. */
+/** Environment for every git child process: no prompts, no system config (the user's ~/.gitconfig is read; see PARSED_AS_WRITTEN). */
 export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,

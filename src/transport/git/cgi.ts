@@ -3,7 +3,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { gitEnv } from '../../git/run.ts';
+import { gitEnv, PARSED_AS_WRITTEN } from '../../git/run.ts';
 import { requestBody, type BackendSlots, type RequestBody } from './backendLimits.ts';
 import { badRequest, forbidden, notFound, WharfError } from '../../errors/wharfError.ts';
 import { readGitStderr } from '../../git/stderr.ts';
@@ -36,7 +36,7 @@ export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; 
  */
 function backendOptions(hooksDir: string): string[] {
   return [
-    ...['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true'],
+    ...['-c', `core.hooksPath=${hooksDir}`, '-c', 'receive.fsckObjects=true', ...PARSED_AS_WRITTEN],
     ...['-c', 'http.receivepack=true', '-c', 'http.uploadpack=true', '-c', 'uploadpack.allowFilter=true'],
     // A pull mirror's staged refs (src/pullMirrors/refs.ts) are never advertised, fetched or pushed to.
     ...['-c', `transfer.hideRefs=${STAGING}`],
