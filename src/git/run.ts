@@ -6,10 +6,11 @@ import type { Readable, Writable } from 'node:stream';
  * Settings of the server user's ~/.gitconfig (which Wharf's gits read, for an operator's
  * transport settings) that would change what Wharf parses, undone: log.showSignature has
  * git log print every signed commit's verification into its output, whatever the format
- * (and start gpg for each). Given on the command line, they win over any config file and
+ * (and start gpg for each); i18n.logOutputEncoding has it re-encode messages and names
+ * that Wharf reads as UTF-8. Given on the command line, they win over any config file and
  * reach the gits a git starts (hooks included).
  */
-export const PARSED_AS_WRITTEN = ['-c', 'log.showSignature=false'];
+export const PARSED_AS_WRITTEN = ['-c', 'log.showSignature=false', '-c', 'i18n.logOutputEncoding=UTF-8'];
 
 /**
  * Options that precede every git subcommand Wharf runs. Hooks are off: a repository

@@ -68,3 +68,30 @@ t.test("history reads are not changed by the server user's log.showSignature", a
     "a pull request's commits",
   );
 });
+
+t.test("commit messages are read as UTF-8 whatever the server user's i18n.logOutputEncoding", async (t) => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-userconfig-'));
+  t.teardown(() => fs.rmSync(base, { recursive: true, force: true }));
+  const home = path.join(base, 'home');
+  fs.mkdirSync(home);
+  fs.writeFileSync(path.join(home, '.gitconfig'), '[i18n]\n\tlogOutputEncoding = ISO-8859-1\n');
+  const before = process.env.HOME;
+  process.env.HOME = home;
+  t.teardown(() => void (process.env.HOME = before));
+  const dir = path.join(base, 'repo.git');
+  const run = (args: string[], input?: string) =>
+    execFileSync('git', args, { cwd: base, input, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home } }).trim();
+  run(['init', '-q', '--bare', '-b', 'main', dir]);
+  const tree = run(['--git-dir', dir, 'hash-object', '-t', 'tree', '-w', '--stdin'], '');
+  const sha = run(
+    ['--git-dir', dir, 'hash-object', '-t', 'commit', '-w', '--stdin'],
+    `tree ${tree}\nauthor Zoë <z@example.com> 1700000000 +0000\ncommitter Zoë <z@example.com> 1700000000 +0000\n\nCafé\n`,
+  );
+  run(['--git-dir', dir, 'update-ref', 'refs/heads/main', sha]);
+  t.same(
+    (await listCommits(dir, [sha], { count: 1 })).map((c) => [c.author, c.subject]),
+    [['Zoë', 'Café']],
+  );
+  const details = await commitDetails(dir, sha);
+  t.same([details.author.name, details.subject], ['Zoë', 'Café']);
+});
