@@ -1,10 +1,11 @@
 import t from 'tap';
+import type { Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { buildRepo, buildUser, startWharf } from '../helpers/wharf.ts';
-import { gitClient, refList, repoUrl } from '../helpers/git.ts';
+import { gitClient, refList, repoUrl, type GitClient } from '../helpers/git.ts';
 import { gitmodulesProblem, scanGitmodules, submoduleUrlProblem } from '../../src/git/gitmodules.ts';
 
 const EXT = 'ext::sh -c touch% /tmp/pwned';
@@ -20,6 +21,23 @@ async function pushSetup(t: Parameters<typeof startWharf>[0]) {
   const work = path.join(g.dir, 'work');
   await g.ok(['init', '-q', '-b', 'main', work]);
   return { w, g, url, work };
+}
+
+/** pushSetup, with a first commit pushed to main: `before` is the refs then. */
+async function firstPushed(t: Parameters<typeof startWharf>[0]) {
+  const setup = await pushSetup(t);
+  await setup.g.commit(setup.work, 'first', { 'README.md': 'hi\n' });
+  await setup.g.ok(['push', '-q', setup.url, 'main'], { cwd: setup.work });
+  return { ...setup, before: refList(await setup.g.ok(['ls-remote', setup.url])) };
+}
+
+/** Pushes `work`'s main to `url` and checks that it is refused, saying `reason`, with the refs still `before`; returns git's output. */
+async function refusedPush(t: Test, g: GitClient, url: string, work: string, reason: RegExp, before: string[]) {
+  const pushed = await g.run(['push', url, 'main'], { cwd: work });
+  t.not(pushed.code, 0, 'the push fails');
+  t.match(pushed.stderr, reason);
+  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+  return pushed;
 }
 
 t.test('submodule URLs: remote-helper transports and options are refused, plain URLs and paths pass', async (t) => {
@@ -86,18 +104,12 @@ t.test(
     t.notSame(nested, before, 'a .gitmodules in a folder is taken');
 
     await g.commit(work, 'the same blob as the .gitmodules', { '.GITMODULES': gitmodules('y', 'fd::17') });
-    const pushed = await g.run(['push', url, 'main'], { cwd: work });
-    t.not(pushed.code, 0, 'the push fails');
-    t.match(pushed.stderr, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/);
-    t.same(refList(await g.ok(['ls-remote', url])), nested, 'refs unchanged');
+    await refusedPush(t, g, url, work, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/, nested);
   },
 );
 
 t.test('a merge is refused when a side branch added a .gitmodules url that runs a command and removed it again', async (t) => {
-  const { g, url, work } = await pushSetup(t);
-  await g.commit(work, 'first', { 'README.md': 'hi\n' });
-  await g.ok(['push', '-q', url, 'main'], { cwd: work });
-  const before = refList(await g.ok(['ls-remote', url]));
+  const { g, url, work, before } = await firstPushed(t);
 
   // The merge's tree has no .gitmodules and matches main's: only the side branch's own commits name the blob.
   await g.ok(['checkout', '-q', '-b', 'side'], { cwd: work });
@@ -107,10 +119,7 @@ t.test('a merge is refused when a side branch added a .gitmodules url that runs 
   await g.ok(['checkout', '-q', 'main'], { cwd: work });
   await g.commit(work, 'main work');
   await g.ok(['merge', '-q', '--no-edit', 'side'], { cwd: work });
-  const pushed = await g.run(['push', url, 'main'], { cwd: work });
-  t.not(pushed.code, 0, 'the push fails');
-  t.match(pushed.stderr, /submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
-  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+  await refusedPush(t, g, url, work, /submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/, before);
 });
 
 /**
@@ -129,32 +138,23 @@ function serverGitConfig(t: Parameters<typeof startWharf>[0], gitconfig: string)
 }
 
 t.test("the push check is not steered by the server's git config: with log.follow set, a .gitmodules url that runs a command is still refused", async (t) => {
-  const { g, url, work } = await pushSetup(t);
+  const { g, url, work } = await firstPushed(t);
   // A common dotfile setting: git log follows a single path's renames, which git cannot do for a path of any case (it dies).
   serverGitConfig(t, '[log]\n\tfollow = true\n');
-  await g.commit(work, 'first', { 'README.md': 'hi\n' });
-  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  await g.commit(work, 'plain work', { 'notes.txt': 'x\n' });
+  await g.ok(['push', '-q', url, 'main'], { cwd: work }); // an ordinary push still goes through
   const before = refList(await g.ok(['ls-remote', url]));
   await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules('x', EXT) });
-  const pushed = await g.run(['push', url, 'main'], { cwd: work });
-  t.not(pushed.code, 0, 'the push fails');
-  t.match(pushed.stderr, /submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/);
-  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
+  await refusedPush(t, g, url, work, /submodule "x" url "ext::sh -c touch% \/tmp\/pwned": it uses the "ext::" remote-helper transport/, before);
 });
 
 t.test('a push whose .gitmodules check cannot run is refused, not let through unchecked', async (t) => {
-  const { g, url, work } = await pushSetup(t);
-  await g.commit(work, 'first', { 'README.md': 'hi\n' });
-  await g.ok(['push', '-q', url, 'main'], { cwd: work });
-  const before = refList(await g.ok(['ls-remote', url]));
+  const { g, url, work, before } = await firstPushed(t);
   // A date format git does not know: every git log on the server dies reading its config.
   serverGitConfig(t, '[log]\n\tdate = no-such-format\n');
   await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules('x', EXT) });
-  const pushed = await g.run(['push', url, 'main'], { cwd: work });
-  t.not(pushed.code, 0, 'the push fails');
-  t.match(pushed.stderr, /remote: Wharf could not check the pushed commits' \.gitmodules/);
+  const pushed = await refusedPush(t, g, url, work, /remote: Wharf could not check the pushed commits' \.gitmodules/, before);
   t.match(pushed.stderr, /pre-receive hook declined/);
-  t.same(refList(await g.ok(['ls-remote', url])), before, 'refs unchanged');
 });
 
 t.test('submodules with https and relative URLs push as before; so do later pushes, merges and deletions', async (t) => {
