@@ -107,7 +107,11 @@ async function measure(dir: string, src: string, c: Case, servers: Servers, dial
   for (let run = 0; run < RUNS; run++) {
     const name = `${c.key}-${dialect}-${run}`;
     const fileRepo = path.join(dir, 'file', `${name}.git`);
+    // Each side's empty repository exists before the timing: the backend's by git init,
+    // Wharf's through its API, as a user creates one and then pushes (a push to a name that
+    // does not exist yet creates it too, inside the push's own time).
     await baselineRepository(path.join(servers.backendRoot, `${name}.git`));
+    await servers.wharf.api('POST', '/api/v1/orgs/demo/repos', { name });
     await baselineRepository(fileRepo);
     // The side that goes first alternates, so drift over a run (disk writeback, other load) falls on both.
     const order: Side[] = run % 2 === 0 ? ['backend', 'wharf'] : ['wharf', 'backend'];

@@ -154,6 +154,8 @@ const bench: Bench = async () => {
           const database = await freshDatabase(runDir);
           const w = await serveWharf(runDir, database.url, { HOME: home, LOG_LEVEL: 'debug' });
           procs.push(w);
+          // Its empty repository made before the push, as the backend's is (git bench alike).
+          await w.api('POST', '/api/v1/orgs/demo/repos', { name: key });
           url = `${w.url.replace('http://', `http://x:${w.token}@`)}/demo/${key}.git`;
         }
         // A first push of one commit to another repository warms the server (a process's
