@@ -68,7 +68,7 @@ changed=$(echo "$new" | git ${GITMODULES_LOG.map(quote).join(' ')}) || {
   exit 1
 }
 [ -n "$changed" ] || exit 0
-blobs=$(printf '%s\n' "$changed" | awk '$2 ~ /^100/ && !seen[$4]++ { print $4 }')
+blobs=$(printf '%s\\n' "$changed" | awk '$2 ~ /^100/ && !seen[$4]++ { print $4 }')
 [ -n "$blobs" ] || exit 0
 for b in $blobs; do
   printf 'blob %s\\0' "$b"
