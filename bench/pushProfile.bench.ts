@@ -93,11 +93,15 @@ interface PushParts {
   children: Map<string, number>;
 }
 
+/** A receive-pack serving a push's POST (not its ref advertisement). */
+const isReceivePack = (t: Traced) => t.argv.includes('--stateless-rpc') && t.argv[1] === 'receive-pack';
+
+/** How long some children ran in all, ms. */
+const childrenMs = (children: Map<string, number>) => [...children.values()].reduce((a, b) => a + b, 0);
+
 /** The receive-pack that took the pack (the one whose children ran longest: a credential probe runs one of its own, with nothing to do). */
 function partsOf(push: number, during: Traced[]): PushParts {
-  const receivePacks = during.filter((d) => d.argv.includes('--stateless-rpc') && d.argv[1] === 'receive-pack');
-  const busy = (t: Traced) => [...t.children.values()].reduce((a, b) => a + b, 0);
-  const main = receivePacks.sort((a, b) => busy(b) - busy(a))[0];
+  const main = during.filter(isReceivePack).sort((a, b) => childrenMs(b.children) - childrenMs(a.children))[0];
   return { push, receivePack: main?.ms ?? 0, children: main?.children ?? new Map() };
 }
 
@@ -108,11 +112,10 @@ function partsOf(push: number, during: Traced[]): PushParts {
  * answer's end, the client), so the extra time is named, not guessed.
  */
 function difference(backend: PushParts, wharf: PushParts): string {
-  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
   const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${Math.abs(Math.round(ms))} ms`;
   const names = [...new Set([...backend.children.keys(), ...wharf.children.keys()])];
   const parts = names.map((n) => `${n} ${signed((wharf.children.get(n) ?? 0) - (backend.children.get(n) ?? 0))}`);
-  const rest = wharf.receivePack - sum(wharf.children) - (backend.receivePack - sum(backend.children));
+  const rest = wharf.receivePack - childrenMs(wharf.children) - (backend.receivePack - childrenMs(backend.children));
   const outside = wharf.push - wharf.receivePack - (backend.push - backend.receivePack);
   return `  wharf − backend: push ${signed(wharf.push - backend.push)} = ${[...parts, `rest of receive-pack ${signed(rest)}`, `outside receive-pack ${signed(outside)}`].join(', ')}`;
 }
@@ -169,8 +172,7 @@ const bench: Bench = async () => {
         const during = readTraces(trace).filter((t) => t.at >= started && t.at <= ended);
         process.stderr.write(`  ${side}: push ${Math.round(ms)} ms; git processes on the server during it:\n${summary(during)}\n`);
         parts[side] = partsOf(ms, during);
-        for (const t of during.filter((d) => d.argv.includes('--stateless-rpc') && d.argv[1] === 'receive-pack'))
-          process.stderr.write(`    receive-pack, step by step:\n${t.steps.map((x) => `      ${x}`).join('\n')}\n`);
+        for (const t of during.filter(isReceivePack)) process.stderr.write(`    receive-pack, step by step:\n${t.steps.map((x) => `      ${x}`).join('\n')}\n`);
         const w = procs.at(-1)!;
         if (side === 'wharf')
           for (const line of w

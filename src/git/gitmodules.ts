@@ -29,6 +29,9 @@ export function gitmodulesMessage(blob: string, name: string, url: string, probl
   return `gitmodulesUrl: .gitmodules blob ${blob}: submodule "${name}" url "${shown}": ${problem}`;
 }
 
+/** How both listings walk and diff: every merge against each parent, raw lines, the user's log settings undone. */
+const WALK = ['--no-follow', '--no-color', '--full-history', '-m', '--root', '--raw', '--no-renames', '--no-abbrev', '--no-show-signature'];
+
 /**
  * The arguments of the one git run that lists, for the new commits of a push, the root
  * tree's entry named .gitmodules (any case, as a case-insensitive checkout would read it)
@@ -39,12 +42,7 @@ export function gitmodulesMessage(blob: string, name: string, url: string, probl
  * git log reads its user's settings: `--no-follow` undoes a `log.follow` (with it, git
  * dies on a pathspec of any case), `--no-color` a `color.ui=always`.
  */
-export const GITMODULES_LOG = ['log', '--stdin', '--not', '--all', ...walk(), '--format=', '--', ':(icase).gitmodules'];
-
-/** How both listings walk and diff: every merge against each parent, raw lines, the user's log settings undone. */
-function walk(): string[] {
-  return ['--no-follow', '--no-color', '--full-history', '-m', '--root', '--raw', '--no-renames', '--no-abbrev', '--no-show-signature'];
-}
+export const GITMODULES_LOG = ['log', '--stdin', '--not', '--all', ...WALK, '--format=', '--', ':(icase).gitmodules'];
 
 /** Blob ids out of git's raw listing of .gitmodules entries (regular files only; a deletion names none). */
 export function gitmodulesBlobs(raw: string): string[] {
@@ -88,7 +86,7 @@ export async function gitmodulesProblem(dir: string, commits: ScannedCommits = {
  * with `--sparse` so every commit walked is shown, one `\x01<id>` line each (a merge once
  * per parent with a difference, one after the other), the .gitmodules entries below it.
  */
-const SCAN_LOG = [...walk(), '--sparse', '--format=%x01%H', '--', ':(icase).gitmodules'];
+const SCAN_LOG = [...WALK, '--sparse', '--format=%x01%H', '--', ':(icase).gitmodules'];
 
 /**
  * gitmodulesProblem's scan, with how many commits it read: an import counts its history in

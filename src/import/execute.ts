@@ -89,20 +89,14 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     phases.end('copy');
     // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import;
     // the same walk counts the commits), its LFS pointers and its refs (the LFS fetch below
-    // leaves the copy as it is). Run on every attempt, a resumed one included, and started
-    // at once: the size and progress below are written while they run.
-    const scans = Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp)]);
-    scans.catch(() => {}); // a refusal while the size is read is handled: it is thrown when awaited below
-    let copied: Awaited<ReturnType<typeof copySize>>;
-    try {
-      // What arrived, counted from the copy itself: a fast copy may end before git reports it.
-      copied = await copySize(tmp);
-      await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...copied }, true);
-    } catch (err) {
-      await scans.catch(() => {}); // the scans end before the attempt does
-      throw err;
-    }
-    const [pointers, commits, counts] = await scans;
+    // leaves the copy as it is). Run on every attempt, a resumed one included, side by side
+    // with the copy's size (counted from the copy itself: a fast copy may end before git
+    // reports it) and the progress that carries it.
+    const sized = copySize(tmp).then(async (size) => {
+      await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...size }, true);
+      return size;
+    });
+    const [copied, [pointers, commits, counts]] = await Promise.all([sized, Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp)])]);
     phases.end('check');
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
