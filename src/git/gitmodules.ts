@@ -1,4 +1,4 @@
-import { git, startGit } from './run.ts';
+import { git, gitPiped } from './run.ts';
 
 // git's own fsck refuses a .gitmodules url or path that looks like an option, but accepts
 // `ext::sh -c …` and other `<transport>::` remote-helper forms, which run commands when a
@@ -44,6 +44,9 @@ const WALK = ['--no-follow', '--no-color', '--full-history', '-m', '--root', '--
  */
 export const GITMODULES_LOG = ['log', '--stdin', '--not', '--all', ...WALK, '--format=', '--', ':(icase).gitmodules'];
 
+/** GITMODULES_LOG's walk and listing, after the commits a scan names. */
+const LISTING = GITMODULES_LOG.slice(GITMODULES_LOG.indexOf(WALK[0]));
+
 /** Blob ids out of git's raw listing of .gitmodules entries (regular files only; a deletion names none). */
 export function gitmodulesBlobs(raw: string): string[] {
   const blobs = new Set<string>();
@@ -78,44 +81,13 @@ export interface ScannedCommits {
  * cannot parse holds no URL git would use.
  */
 export async function gitmodulesProblem(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<string | null> {
-  return (await scanGitmodules(dir, commits)).problem;
-}
-
-/**
- * git log's arguments after the commits, for a scan: GITMODULES_LOG's walk and listing,
- * with `--sparse` so every commit walked is shown, one `\x01<id>` line each (a merge once
- * per parent with a difference, one after the other), the .gitmodules entries below it.
- */
-const SCAN_LOG = [...WALK, '--sparse', '--format=%x01%H', '--', ':(icase).gitmodules'];
-
-/**
- * gitmodulesProblem's scan, with how many commits it read: an import counts its history in
- * the same walk. One git log walks the commits and diffs each itself, streamed: no list of
- * every commit is held here, and only the .gitmodules entries are kept.
- */
-export async function scanGitmodules(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<{ problem: string | null; commits: number }> {
-  const log = startGit(['log', ...commits.revs, ...SCAN_LOG], { cwd: dir, input: commits.input ?? null });
-  let walked = 0;
-  let last = '';
-  let pending = '';
-  const entries: string[] = [];
-  const read = (lines: string[]) => {
-    for (const line of lines) {
-      if (line.startsWith('\x01')) {
-        if (line !== last) walked++;
-        last = line;
-      } else if (line.startsWith(':')) entries.push(line);
-    }
-  };
-  log.child.stdout.on('data', (c: Buffer) => {
-    const lines = (pending + c.toString('latin1')).split('\n');
-    pending = lines.pop()!;
-    read(lines);
-  });
-  const { code, stderr } = await log.done;
-  read([pending]);
-  if (code !== 0) throw new Error(`git log failed: ${stderr.trim()}`);
-  return { problem: await firstUrlProblem(dir, gitmodulesBlobs(entries.join('\n'))), commits: walked };
+  // GITMODULES_LOG's walk over these commits: only the commits whose root .gitmodules differs
+  // from a parent's are shown, so the output is their entries alone. (Showing every commit
+  // too, to count them in the same walk, has git diff each one twice: about 20 ms more for
+  // 5,000 commits than a `rev-list --count` beside it.)
+  const chunks: Buffer[] = [];
+  await gitPiped(['log', ...commits.revs, ...LISTING], commits.input ?? null, (c) => chunks.push(c), { cwd: dir });
+  return firstUrlProblem(dir, gitmodulesBlobs(Buffer.concat(chunks).toString('latin1')));
 }
 
 /** The first refused submodule URL among some .gitmodules blobs, or null. */

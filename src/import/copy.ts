@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { git } from '../git/run.ts';
-import { scanGitmodules } from '../git/gitmodules.ts';
+import { gitmodulesProblem } from '../git/gitmodules.ts';
 import type { HostPolicy } from '../net/hostPolicy.ts';
 import { parseGitProgress, type Progress } from '../remote/progress.ts';
 import { GitRunError, remoteGit } from '../remote/gitRemote.ts';
@@ -29,19 +29,20 @@ export interface CopyOptions {
 const ALL_REFS = '+refs/*:refs/*';
 const FETCH = ['fetch', '--progress', '--no-write-fetch-head', '--no-recurse-submodules'];
 
-/**
- * SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too.
- * Returns how many commits the copy's refs reach, counted in the same walk.
- */
-export async function checkGitmodules(dir: string): Promise<number> {
-  const { problem, commits } = await scanGitmodules(dir);
+/** SPEC §7.6: the .gitmodules a push would be refused for (gitmodules.ts) fail the import too. */
+export async function checkGitmodules(dir: string): Promise<void> {
+  const problem = await gitmodulesProblem(dir);
   if (problem)
     throw new GitRunError({
       kind: 'fsck_failed',
       message: `the source's objects fail Wharf's integrity checks (fsck, as for a push): ${problem}`,
       broken: false,
     });
-  return commits;
+}
+
+/** How many commits the copy's refs reach (`repository.commits` of the import's result). */
+export async function countCommits(dir: string): Promise<number> {
+  return Number((await git(['rev-list', '--count', '--all'], { cwd: dir })).trim());
 }
 
 /**

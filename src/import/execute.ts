@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Services, wake } from '../services.ts';
-import { checkGitmodules, copyRepository, copySize, countRefs } from './copy.ts';
+import { checkGitmodules, copyRepository, copySize, countCommits, countRefs } from './copy.ts';
 import { findLfsPointers } from '../remote/lfsScan.ts';
 import { fetchLfsObjects } from '../remote/lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
@@ -87,8 +87,8 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
     }
     phases.end('copy');
-    // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import;
-    // the same walk counts the commits), its LFS pointers and its refs (the LFS fetch below
+    // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import),
+    // its commits, its LFS pointers and its refs (the LFS fetch below
     // leaves the copy as it is). Run on every attempt, a resumed one included, side by side
     // with the copy's size (counted from the copy itself: a fast copy may end before git
     // reports it) and the progress that carries it.
@@ -96,7 +96,10 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...size }, true);
       return size;
     });
-    const [copied, [pointers, commits, counts]] = await Promise.all([sized, Promise.all([findLfsPointers(tmp), checkGitmodules(tmp), countRefs(tmp)])]);
+    const [copied, [pointers, commits, counts]] = await Promise.all([
+      sized,
+      Promise.all([findLfsPointers(tmp), countCommits(tmp), countRefs(tmp), checkGitmodules(tmp)]),
+    ]);
     phases.end('check');
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
