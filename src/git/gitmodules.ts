@@ -29,8 +29,14 @@ export function gitmodulesMessage(blob: string, name: string, url: string, probl
   return `gitmodulesUrl: .gitmodules blob ${blob}: submodule "${name}" url "${shown}": ${problem}`;
 }
 
-/** How both listings walk and diff: every merge against each parent, raw lines, the user's log settings undone. */
-const WALK = ['--no-follow', '--no-color', '--full-history', '-m', '--root', '--raw', '--no-renames', '--no-abbrev', '--no-show-signature'];
+/**
+ * How both listings walk, diff and print, after the commits they name: every merge against
+ * each parent, raw lines of the root .gitmodules (any case) alone, the user's log settings undone.
+ */
+const LISTING = [
+  ...['--no-follow', '--no-color', '--full-history', '-m', '--root', '--raw', '--no-renames', '--no-abbrev', '--no-show-signature'],
+  ...['--format=', '--', ':(icase).gitmodules'],
+];
 
 /**
  * The arguments of the one git run that lists, for the new commits of a push, the root
@@ -42,10 +48,7 @@ const WALK = ['--no-follow', '--no-color', '--full-history', '-m', '--root', '--
  * git log reads its user's settings: `--no-follow` undoes a `log.follow` (with it, git
  * dies on a pathspec of any case), `--no-color` a `color.ui=always`.
  */
-export const GITMODULES_LOG = ['log', '--stdin', '--not', '--all', ...WALK, '--format=', '--', ':(icase).gitmodules'];
-
-/** GITMODULES_LOG's walk and listing, after the commits a scan names. */
-const LISTING = GITMODULES_LOG.slice(GITMODULES_LOG.indexOf(WALK[0]));
+export const GITMODULES_LOG = ['log', '--stdin', '--not', '--all', ...LISTING];
 
 /** Blob ids out of git's raw listing of .gitmodules entries (regular files only; a deletion names none). */
 export function gitmodulesBlobs(raw: string): string[] {
@@ -81,7 +84,7 @@ export interface ScannedCommits {
  * cannot parse holds no URL git would use.
  */
 export async function gitmodulesProblem(dir: string, commits: ScannedCommits = { revs: ['--all'] }): Promise<string | null> {
-  // GITMODULES_LOG's walk over these commits: only the commits whose root .gitmodules differs
+  // The push check's walk over these commits: only the commits whose root .gitmodules differs
   // from a parent's are shown, so the output is their entries alone. (Showing every commit
   // too, to count them in the same walk, has git diff each one twice: about 20 ms more for
   // 5,000 commits than a `rev-list --count` beside it.)
