@@ -23,7 +23,16 @@ const bench: Bench = async (report) => {
     res.on('close', () => (closed = true));
     const chunk = Buffer.alloc(1024 * 1024, ' ');
     res.write('{"objects":[');
-    for (let i = 0; i < ANSWER_MIB && !closed; i++) if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+    // Each wait takes its close listener back when drain comes first (else one is left per wait).
+    const writable = () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    for (let i = 0; i < ANSWER_MIB && !closed; i++) if (!res.write(chunk)) await writable();
     res.end(']}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
