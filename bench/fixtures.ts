@@ -52,13 +52,18 @@ function generate(stdin: NodeJS.WritableStream) {
   write();
 }
 
+/** The bytes of a repository's packs (its objects/pack folder). */
+export function packSize(dir: string): number {
+  const packDir = path.join(dir, 'objects', 'pack');
+  return fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
+}
+
 /** Creates the benchmark repository as a packed bare repository at `dir`; returns its pack size in bytes. */
 export async function generateRepository(dir: string): Promise<number> {
   await timedGit(['init', '-q', '--bare', dir], path.dirname(dir));
   await timedGit(['fast-import', '--quiet'], dir, generate);
   await timedGit(['repack', '-adq'], dir);
-  const packDir = path.join(dir, 'objects', 'pack');
-  return fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
+  return packSize(dir);
 }
 
 /**

@@ -21,19 +21,21 @@
 // Wharf runs as `wharf serve`, a process of its own, as does the baseline server: neither
 // shares an event loop with this harness (which polls Wharf's database while it records),
 // and both sides pay the same for being a separate Node process. SQLite; Postgres too when
-// BENCH_DATABASE_URL or TEST_DATABASE_URL names a server. BENCH_GIT_SHAPES=a,c picks shapes.
+// BENCH_DATABASE_URL or TEST_DATABASE_URL names a server. BENCH_GIT_SHAPES=a,c picks shapes;
+// BENCH_GIT_REPO=<bare repository> adds a real one, shape `repo`.
 //
 // Over HTTP, git 2.39's `push --mirror` goes through the remote helper, which hands
 // send-pack one refspec per ref; the client's time before the first pack byte then grows
 // with the square of the refs (a mirror push of 1,000 refs to one empty commit took 0.6 s,
 // of 4,000 refs 7 s, to the baseline server here): some 6 s of each shape c push, on
 // either server, that file:// does not pay.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, type Db } from '../src/db/connect.ts';
 import type { Bench, Figure } from './run.ts';
-import { child, COMMITS, freshDatabase, generateRepository, median, RUNS, serveWharf, timedGit, type Child, type WharfChild } from './fixtures.ts';
+import { child, COMMITS, freshDatabase, generateRepository, median, packSize, RUNS, serveWharf, timedGit, type Child, type WharfChild } from './fixtures.ts';
 import { GIT_BACKEND_SCRIPT } from './gitBackend.ts';
 import { baselineRepository, generateShape, SHAPE_B, SHAPE_C, shapeCommits, shapeRefs, type Shape } from './gitShapes.ts';
 
@@ -72,7 +74,27 @@ const CASES: Case[] = [
   },
   shaped('b', SHAPE_B, '8,000 small commits, 40 branches, 300 annotated tags'),
   shaped('c', SHAPE_C, 'libgit2-shaped: 20,000 small commits, 100 branches, 300 annotated tags, 4,600 refs/pull/<n>/head'),
+  ...(process.env.BENCH_GIT_REPO ? [realRepository(process.env.BENCH_GIT_REPO)] : []),
 ].filter((c) => !process.env.BENCH_GIT_SHAPES || process.env.BENCH_GIT_SHAPES.split(',').includes(c.key));
+
+/**
+ * BENCH_GIT_REPO=<a bare repository>: a real one as the fourth case, `repo` (a mirror of a
+ * public project, say, brought by `git clone --mirror`; never committed). It is copied by a
+ * local `git clone --mirror` and measured as the shapes are.
+ */
+function realRepository(source: string): Case {
+  const read = (args: string[]) => execFileSync('git', args, { cwd: source, encoding: 'utf8' }).trim();
+  return {
+    key: 'repo',
+    build: async (dir) => {
+      await timedGit(['clone', '-q', '--mirror', path.resolve(source), dir], path.dirname(dir));
+      return packSize(dir);
+    },
+    commits: Number(read(['rev-list', '--count', '--all'])),
+    refs: read(['for-each-ref', '--format=%(refname)']).split('\n').filter(Boolean).length,
+    describe: `the repository at ${path.resolve(source)} (BENCH_GIT_REPO)`,
+  };
+}
 
 /** Times of one shape's runs: per operation and side, in run order. */
 interface Times {

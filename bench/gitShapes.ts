@@ -6,7 +6,7 @@
 // content comes from a fixed seed and times are fixed, so the ids are the same every run.
 import fs from 'node:fs';
 import path from 'node:path';
-import { timedGit } from './fixtures.ts';
+import { packSize, timedGit } from './fixtures.ts';
 
 /** A repository's shape. */
 export interface Shape {
@@ -107,8 +107,7 @@ export async function generateShape(dir: string, shape: Shape): Promise<number> 
   await timedGit(['fast-import', '--quiet', '--active-branches=64'], dir, (stdin) => void stream(shape, stdin));
   await timedGit(['repack', '-adq'], dir);
   await timedGit(['pack-refs', '--all'], dir);
-  const packDir = path.join(dir, 'objects', 'pack');
-  return fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
+  return packSize(dir);
 }
 
 /** A fresh, empty bare repository as bare `git http-backend` serves it (and file:// pushes go into): pushes taken, every object checked. */

@@ -6,9 +6,8 @@
 // does; most on the smaller files). Built by `git fast-import` in one stream, from a fixed seed and fixed times, so the
 // ids are the same every run; then packed (deltas found once here, not in every push).
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { timedGit } from './fixtures.ts';
+import { packSize, timedGit } from './fixtures.ts';
 
 /** The shape: commits on main, branches besides it (one commit each), tags on main. */
 export const PAGES_SHAPE = { main: 19_801, branches: 199, tags: 6_800 };
@@ -210,8 +209,6 @@ export async function generatePagesRepo(dir: string): Promise<PagesRepo & { fast
     void stream(stdin).then((p) => (picked = p));
   });
   const repackMs = (await timedGit(['repack', '-adq'], dir)) + (await timedGit(['pack-refs', '--all'], dir));
-  const packDir = path.join(dir, 'objects', 'pack');
-  const packBytes = fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0);
   const fileBytes = Number(execFileSync('git', ['cat-file', '-s', `main:${picked!.file}`], { cwd: dir, encoding: 'utf8' }));
-  return { ...picked!, fileBytes, packBytes, fastImportMs, repackMs };
+  return { ...picked!, fileBytes, packBytes: packSize(dir), fastImportMs, repackMs };
 }
