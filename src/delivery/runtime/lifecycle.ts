@@ -14,6 +14,7 @@ import type { createDueTimer } from './dueTimer.ts';
 import type { Pruner } from './pruner.ts';
 import type { ResultWriter } from './resultWriter.ts';
 import { CHANNEL } from './listen.ts';
+import { closeDispatchConnections } from '../store/postgres.ts';
 
 /** The parts of a dispatcher its start and stop drive. */
 export interface DispatcherParts {
@@ -72,6 +73,7 @@ export function dispatcherLifecycle(p: DispatcherParts): Worker {
       await p.releaser.drain();
       await p.transport.close();
       await p.sqliteThread?.close();
+      if (p.postgres) await closeDispatchConnections(services.db);
     },
   };
 }
