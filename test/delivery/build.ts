@@ -4,6 +4,7 @@ import type { Repository } from '../../src/domain/repos.ts';
 import { recordEvents } from '../../src/events/outbox.ts';
 import { wake } from '../../src/services.ts';
 import type { EventType } from '../../src/events/types.ts';
+import type { AttemptResult } from '../../src/delivery/store/complete.ts';
 
 /** Creates a webhook through the API and registers its secret with the receiver; returns the API answer's body. */
 export async function buildWebhook(
@@ -65,3 +66,26 @@ export async function attemptStarts(db: Db, hookId: number, afterDeliveryId = 0)
     .select('delivery_attempts.started_at');
   return rows.map((r) => Number(r.started_at));
 }
+
+/** A successful first-claim attempt result for the result write (complete.ts), with `over` changed. */
+export const attemptResult = (deliveryId: number, attempt: number, over: Partial<AttemptResult> = {}): AttemptResult => ({
+  deliveryId,
+  attempt,
+  claims: 1,
+  status: 'success',
+  nextAttemptAt: null,
+  outcome: 'delivered',
+  reason: null,
+  startedAt: Date.now(),
+  endedAt: Date.now() + 5,
+  durationMs: 5,
+  statusCode: 200,
+  error: null,
+  requestHeaders: { 'x-service-delivery-attempt': String(attempt) },
+  responseHeaders: { 'content-type': 'text/plain' },
+  responseBody: 'ok',
+  hookId: 0,
+  health: null,
+  retryAfterAt: null,
+  ...over,
+});

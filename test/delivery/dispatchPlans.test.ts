@@ -6,9 +6,9 @@ import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
 import { postgresUrl } from '../helpers/database.ts';
 import { startReceiver } from './receiver.ts';
-import { buildWebhook } from './build.ts';
+import { attemptResult, buildWebhook } from './build.ts';
 import { connect, type Db } from '../../src/db/connect.ts';
-import { recordResults, type AttemptResult } from '../../src/delivery/store/complete.ts';
+import { recordResults } from '../../src/delivery/store/complete.ts';
 import { dispatchConnections } from '../../src/delivery/store/postgres.ts';
 
 const OWNER = 'node-a';
@@ -23,27 +23,6 @@ async function leased(db: Db, hookId: number, count: number): Promise<number[]> 
   );
   return rows.rows.map((r) => Number(r.id));
 }
-
-const result = (deliveryId: number): AttemptResult => ({
-  deliveryId,
-  attempt: 1,
-  claims: 1,
-  status: 'success',
-  nextAttemptAt: null,
-  outcome: 'delivered',
-  reason: null,
-  startedAt: Date.now(),
-  endedAt: Date.now() + 5,
-  durationMs: 5,
-  statusCode: 200,
-  error: null,
-  requestHeaders: {},
-  responseHeaders: null,
-  responseBody: 'ok',
-  hookId: 0,
-  health: null,
-  retryAfterAt: null,
-});
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan. */
 function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
@@ -65,7 +44,15 @@ t.test(
     const small = await leased(db, hook.id, 300);
     for (let i = 0; i < 6; i++) {
       const batch = small.slice(i * 5, i * 5 + 5);
-      t.equal(await recordResults(db, OWNER, batch.map(result)), 5, `write ${i + 1} records its 5 results`);
+      t.equal(
+        await recordResults(
+          db,
+          OWNER,
+          batch.map((id) => attemptResult(id, 1)),
+        ),
+        5,
+        `write ${i + 1} records its 5 results`,
+      );
     }
     const large = await leased(db, hook.id, 5000);
 

@@ -5,10 +5,10 @@ import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
 import { postgresUrl } from '../helpers/database.ts';
 import { startReceiver } from './receiver.ts';
-import { buildWebhook } from './build.ts';
+import { attemptResult as result, buildWebhook } from './build.ts';
 import { connect, type Db } from '../../src/db/connect.ts';
 import { claimDue } from '../../src/delivery/store/claim.ts';
-import { recordResults, type AttemptResult } from '../../src/delivery/store/complete.ts';
+import { recordResults } from '../../src/delivery/store/complete.ts';
 import { mainConnectionRunner, sqliteFile, type SqliteRunner } from '../../src/delivery/store/sqlite.ts';
 import { SqliteThread } from '../../src/delivery/store/sqliteThread.ts';
 import type { TestLike } from '../helpers/wharf.ts';
@@ -39,28 +39,6 @@ async function databaseWithDeliveries(t: TestLike) {
   }
   return { db, hook, bodies };
 }
-
-const result = (deliveryId: number, attempt: number, over: Partial<AttemptResult> = {}): AttemptResult => ({
-  deliveryId,
-  attempt,
-  claims: 1,
-  status: 'success',
-  nextAttemptAt: null,
-  outcome: 'delivered',
-  reason: null,
-  startedAt: Date.now(),
-  endedAt: Date.now() + 5,
-  durationMs: 5,
-  statusCode: 200,
-  error: null,
-  requestHeaders: { 'x-service-delivery-attempt': String(attempt) },
-  responseHeaders: { 'content-type': 'text/plain' },
-  responseBody: 'ok',
-  hookId: 0,
-  health: null,
-  retryAfterAt: null,
-  ...over,
-});
 
 /** The ways the dispatcher runs its SQLite statements (Postgres has one way: its pool). */
 function runners(db: Db, t: TestLike): [string, SqliteRunner | undefined][] {
