@@ -33,6 +33,8 @@ export function dispatchConnections(db: Db): pg.Pool {
       max: DISPATCH_CONNECTIONS,
       options: DISPATCH_PLANNER,
       idleTimeoutMillis: 30_000,
+      // As long as Knex's pool waits for a connection: a claim or write fails, and is tried again, rather than wait forever.
+      connectionTimeoutMillis: 60_000,
       allowExitOnIdle: true,
     });
     // An idle connection lost (the server restarted or ended it): the pool drops it and opens another when asked.
