@@ -46,22 +46,19 @@ export async function countCommits(dir: string): Promise<number> {
 }
 
 /**
- * Copies every ref of the source into `dir` and points HEAD at the source's default
- * branch. The incremental strategy (shallow, deepen in steps, then the rest) keeps each
- * step's pack, so a broken connection or a restart loses at most the step in flight.
- * The copy is not yet checked: checkGitmodules must pass before it becomes a repository.
+ * Copies every ref of the source into `dir`. The incremental strategy (shallow, deepen in
+ * steps, then the rest) keeps each step's pack, so a broken connection or a restart loses
+ * at most the step in flight. Returns the source's default branch as it advertised it
+ * (null for a detached or empty source); settleCopy points HEAD at it. The copy is not yet
+ * checked: checkGitmodules must pass before it becomes a repository.
  */
-export async function copyRepository(options: CopyOptions): Promise<{ defaultBranch: string }> {
+export async function copyRepository(options: CopyOptions): Promise<{ head: string | null }> {
   if (options.strategy === 'full') {
-    // One clone: it sets HEAD from the source's advertised default branch in the same connection.
+    // One clone: it writes HEAD from the source's advertised default branch in the same connection.
     await fs.rm(options.dir, { recursive: true, force: true });
     await fs.mkdir(path.dirname(options.dir), { recursive: true });
     await fromSource(options, ['clone', '--mirror', '--progress', '--template=', '--no-recurse-submodules'], [options.dir]);
-    // The copy keeps no trace of where it came from (the pinned address, the remote's refspec),
-    // and its HEAD is settled meanwhile: two files of their own, so the two gits run side by side.
-    const head = /^ref: refs\/heads\/(\S+)/.exec(await fs.readFile(path.join(options.dir, 'HEAD'), 'utf8'))?.[1] ?? null;
-    const [, defaultBranch] = await Promise.all([git(['config', '--remove-section', 'remote.origin'], { cwd: options.dir }), setHead(options.dir, head)]);
-    return { defaultBranch };
+    return { head: /^ref: refs\/heads\/(\S+)/.exec(await fs.readFile(path.join(options.dir, 'HEAD'), 'utf8'))?.[1] ?? null };
   }
   await ensureBare(options.dir);
   const { head, branches } = await sourceRefs(options);
@@ -70,7 +67,35 @@ export async function copyRepository(options: CopyOptions): Promise<{ defaultBra
   // The other refs: tags and branches of the history already here cost little.
   const rest = (await isShallow(options.dir)) ? ['--unshallow'] : [];
   await withRetries(() => fetchFromSource(options, [...FETCH, '--prune', ...rest], [ALL_REFS]));
-  return { defaultBranch: await setHead(options.dir, head) };
+  return { head };
+}
+
+/** The copy's branches and how many tags it has, from one `for-each-ref`. */
+export interface CopyRefs {
+  branches: string[];
+  tags: number;
+}
+
+/** Reads a copy's branches and counts its tags. */
+export async function copyRefs(dir: string): Promise<CopyRefs> {
+  const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/heads', 'refs/tags'], { cwd: dir })).split('\n').filter(Boolean);
+  return {
+    branches: refs.filter((r) => r.startsWith('refs/heads/')).map((r) => r.slice('refs/heads/'.length)),
+    tags: refs.filter((r) => r.startsWith('refs/tags/')).length,
+  };
+}
+
+/**
+ * Makes a finished copy a repository of its own: the clone's record of where it came from
+ * (the pinned address, the remote's refspec) goes, and HEAD points at the source's
+ * default branch (`head`), else main, master or the first branch. Returns that branch.
+ * Both are files of their own that git replaces whole (a lock file renamed into place),
+ * so this runs beside the read-only checks of the copy.
+ */
+export async function settleCopy(dir: string, head: string | null, refs: CopyRefs): Promise<string> {
+  const cloned = /^\[remote "origin"\]$/m.test(await fs.readFile(path.join(dir, 'config'), 'utf8'));
+  const [, branch] = await Promise.all([cloned ? git(['config', '--remove-section', 'remote.origin'], { cwd: dir }) : null, setHead(dir, head, refs.branches)]);
+  return branch;
 }
 
 /** Bytes a step of the incremental copy aims at before anything is known of the link. */
@@ -186,8 +211,7 @@ async function isShallow(dir: string): Promise<boolean> {
 }
 
 /** Points HEAD at the source's default branch; without one, at main, master or the first branch. */
-async function setHead(dir: string, wanted: string | null): Promise<string> {
-  const branches = (await git(['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads'], { cwd: dir })).split('\n').filter(Boolean);
+async function setHead(dir: string, wanted: string | null, branches: string[]): Promise<string> {
   if (wanted && branches.includes(wanted)) {
     // Already what the clone wrote, or what a fetch was told: one spawn fewer on the common path.
     const current = await fs.readFile(path.join(dir, 'HEAD'), 'utf8');
@@ -197,12 +221,6 @@ async function setHead(dir: string, wanted: string | null): Promise<string> {
     (wanted && branches.includes(wanted) ? wanted : null) ?? ['main', 'master'].find((b) => branches.includes(b)) ?? branches[0] ?? wanted ?? 'main';
   await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { cwd: dir });
   return branch;
-}
-
-/** Counts branches and tags of a repository. */
-export async function countRefs(dir: string): Promise<{ branches: number; tags: number }> {
-  const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/heads', 'refs/tags'], { cwd: dir })).split('\n').filter(Boolean);
-  return { branches: refs.filter((r) => r.startsWith('refs/heads/')).length, tags: refs.filter((r) => r.startsWith('refs/tags/')).length };
 }
 
 /** Objects and bytes of a copy (`git count-objects -v`: loose and packed objects, their size on disk). */

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Services, wake } from '../services.ts';
-import { checkGitmodules, copyRepository, copySize, countCommits, countRefs } from './copy.ts';
-import { findLfsPointers } from '../remote/lfsScan.ts';
+import { checkGitmodules, copyRefs, copyRepository, copySize, countCommits, settleCopy } from './copy.ts';
+import { scanClonedObjects } from '../remote/lfsScan.ts';
 import { fetchLfsObjects } from '../remote/lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
 import { askpassProgram, GitRunError } from '../remote/gitRemote.ts';
@@ -65,12 +65,15 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     const source = parseSourceUrl(job.source_url);
     const askpass = await askpassProgram(path.join(config.reposDir, '.imports'));
     await reclaimUncommittedMove(config, job, tmp);
-    let defaultBranch = await fs.readFile(path.join(tmp, CLONED), 'utf8').catch(() => '');
-    if (!defaultBranch) {
-      const strategy = job.strategy === 'incremental' || (job.bytes_received ?? 0) >= options.incrementalAboveBytes ? 'incremental' : 'full';
+    // A copy that was settled (below) and marked in an earlier attempt is not made again.
+    const marked = await fs.readFile(path.join(tmp, CLONED), 'utf8').catch(() => '');
+    let head: string | null = null;
+    // A job once copied incrementally stays so (a retry after a broken connection, or a source known to be big).
+    const strategy = job.strategy === 'incremental' || (job.bytes_received ?? 0) >= options.incrementalAboveBytes ? 'incremental' : 'full';
+    if (!marked) {
       await write({ status: 'cloning', phase: 'connecting', percent: high(), strategy }, true);
       if (strategy === 'full') await fs.rm(tmp, { recursive: true, force: true }); // a full copy never resumes
-      const copied = await copyRepository({
+      ({ head } = await copyRepository({
         dir: tmp,
         url: source.url,
         policy: config.importAllowedHosts,
@@ -82,24 +85,35 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
         deepenStep: options.deepenStep,
         maxSteps: options.maxSteps,
         onProgress: progress,
-      });
-      defaultBranch = copied.defaultBranch;
-      await fs.writeFile(path.join(tmp, CLONED), defaultBranch);
+      }));
     }
     phases.end('copy');
     // Read-only looks at the copy, side by side: its .gitmodules (a refusal fails the import),
-    // its commits, its LFS pointers and its refs (the LFS fetch below
-    // leaves the copy as it is). Run on every attempt, a resumed one included, side by side
-    // with the copy's size (counted from the copy itself: a fast copy may end before git
-    // reports it) and the progress that carries it.
+    // its LFS pointers, its commits and its refs (the LFS fetch below leaves the copy as it
+    // is); run on every attempt, a resumed one included. Beside them, a fresh copy is
+    // settled (HEAD, its config) and marked, and the copy's size is counted from the copy
+    // itself (a fast copy may end before git reports it) and written with the progress.
+    // Each git starts only once the one before it has (a spawn holds this thread while it
+    // forks), so the longest, the .gitmodules walk, goes first.
+    const checked = checkGitmodules(tmp);
+    const objects = scanClonedObjects(tmp);
+    // A clone holds what its refs reach and nothing else, so the listing counts its commits; an
+    // incremental copy may also hold the history of a ref the last fetch pruned, so git walks it.
+    const commits = strategy === 'full' ? objects.then((o) => o.commits) : countCommits(tmp);
+    const refs = copyRefs(tmp);
+    const settled = marked
+      ? Promise.resolve(marked)
+      : refs.then(async (found) => {
+          const branch = await settleCopy(tmp, head, found);
+          await fs.writeFile(path.join(tmp, CLONED), branch);
+          return branch;
+        });
     const sized = copySize(tmp).then(async (size) => {
       await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...size }, true);
       return size;
     });
-    const [copied, [pointers, commits, counts]] = await Promise.all([
-      sized,
-      Promise.all([findLfsPointers(tmp), countCommits(tmp), countRefs(tmp), checkGitmodules(tmp)]),
-    ]);
+    const [copied, found, defaultBranch, counted, { pointers }] = await Promise.all([sized, refs, settled, commits, objects, checked]);
+    const counts = { branches: found.branches.length, tags: found.tags };
     phases.end('check');
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
     const lfs = await fetchLfsObjects(pointers, {
@@ -122,7 +136,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       job,
       owner,
       tmp,
-      { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing, commits, size_bytes: sizeBytes },
+      { default_branch: defaultBranch, ...counts, lfs_objects: lfs.stored.length, missing_lfs_objects: lfs.missing, commits: counted, size_bytes: sizeBytes },
       lfs.stored,
     );
     phases.end('finalize');

@@ -23,12 +23,13 @@ export function parseLfsPointer(content: string): LfsPointer | null {
   return { oid: oid[1], size: Number(size[1]) };
 }
 
-/** Reads `<sha> <type> <size>` lines into the blobs whose size a pointer can have. */
-function pointerSized(lines: string[], into: string[]): void {
+/** Reads `<sha> <type> <size>` lines into the blobs whose size a pointer can have; counts the commits among them. */
+function pointerSized(lines: string[], into: string[], seen: { commits: number }): void {
   for (const line of lines) {
     const [sha, type, size] = line.split(' ');
     const n = Number(size);
     if (type === 'blob' && n >= MIN_POINTER && n < MAX_POINTER) into.push(sha);
+    else if (type === 'commit') seen.commits++;
   }
 }
 
@@ -63,9 +64,10 @@ async function readPointers(dir: string, candidates: string[]): Promise<LfsPoint
   return [...found.values()].sort((a, b) => a.oid.localeCompare(b.oid));
 }
 
-/** Runs a git command printing `<sha> <type> <size>` lines, streamed: the blobs whose size a pointer can have. */
-async function pointerSizedBlobs(dir: string, args: string[], stdin: string | null): Promise<string[]> {
+/** Runs a git command printing `<sha> <type> <size>` lines, streamed: the blobs whose size a pointer can have, and how many commits it listed. */
+async function pointerSizedBlobs(dir: string, args: string[], stdin: string | null): Promise<{ candidates: string[]; commits: number }> {
   const candidates: string[] = [];
+  const seen = { commits: 0 };
   let pending = '';
   await gitPiped(
     args,
@@ -73,21 +75,24 @@ async function pointerSizedBlobs(dir: string, args: string[], stdin: string | nu
     (chunk) => {
       const lines = (pending + chunk).split('\n');
       pending = lines.pop()!;
-      pointerSized(lines, candidates);
+      pointerSized(lines, candidates, seen);
     },
     { cwd: dir },
   );
-  pointerSized([pending], candidates);
-  return candidates;
+  pointerSized([pending], candidates, seen);
+  return { candidates, commits: seen.commits };
 }
 
 /**
- * Finds every LFS pointer in a freshly copied repository. Every object in it came with
- * the refs (nothing else was ever written there), so all objects is all of history.
+ * Finds every LFS pointer in a freshly copied repository, and counts its commits, from one
+ * listing of its objects. Every object in a clone came with the refs (the source sends
+ * what they reach, and nothing else was ever written there), so all objects is all of
+ * history and the commits are those the refs reach.
  */
-export async function findLfsPointers(dir: string): Promise<LfsPointer[]> {
+export async function scanClonedObjects(dir: string): Promise<{ pointers: LfsPointer[]; commits: number }> {
   const args = ['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname) %(objecttype) %(objectsize)'];
-  return readPointers(dir, await pointerSizedBlobs(dir, args, null));
+  const { candidates, commits } = await pointerSizedBlobs(dir, args, null);
+  return { pointers: await readPointers(dir, candidates), commits };
 }
 
 /**
@@ -112,5 +117,5 @@ export async function reachableLfsPointers(dir: string, revisions: string[], std
   if (pending) objects.push(pending);
   if (objects.length === 0) return [];
   const check = ['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'];
-  return readPointers(dir, await pointerSizedBlobs(dir, check, objects.join('\n') + '\n'));
+  return readPointers(dir, (await pointerSizedBlobs(dir, check, objects.join('\n') + '\n')).candidates);
 }
