@@ -3,15 +3,14 @@
 // as a ratio to `git clone --mirror` of the same source in the same run: the median of
 // BENCH_RUNS (5) paired runs' ratios, with their spread. On SQLite, and on Postgres too
 // when BENCH_DATABASE_URL or TEST_DATABASE_URL names a server (a fresh database of its own).
+// Wharf runs as `wharf serve`, a process of its own as users run it: every git an import
+// starts is forked from the server's address space, which the bench's own would enlarge.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { loadConfig } from '../src/config.ts';
-import { startServer } from '../src/server.ts';
 import type { Bench } from './run.ts';
-import { COMMITS, freePort, freshDatabase, generateRepository, median, RUNS, spread, timedGit } from './fixtures.ts';
+import { COMMITS, freePort, freshDatabase, generateRepository, median, RUNS, serveWharf, spread, timedGit } from './fixtures.ts';
 
 const TARGET = 1.1;
 const postgresServer = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
@@ -35,34 +34,25 @@ const bench: Bench = async (report) => {
     const runDir = path.join(dir, dialect);
     fs.mkdirSync(runDir);
     const database = await freshDatabase(runDir, dialect === 'postgres' ? postgresServer : undefined, 'wharf_bench_import');
-    const databaseUrl = database.url;
-    const config = loadConfig({
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: path.join(runDir, 'data'),
-      REPOS_DIR: path.join(runDir, 'repos'),
-      LOG_LEVEL: 'info',
-      IMPORT_ALLOWED_HOSTS: 'loopback',
-    });
     // The runner logs one line when a job ends, right after its result commits: the bench
     // learns of it there instead of polling the API, so no polling load is measured.
     const ended = new Map<number, (line: any) => void>();
     const phases: Record<string, unknown>[] = [];
     const early = new Map<number, any>();
-    const logDestination = new Writable({
-      write(chunk, _e, cb) {
-        for (const text of String(chunk).split('\n').filter(Boolean)) {
-          const line = JSON.parse(text);
-          if (line.import_id === undefined || !/^import (succeeded|failed)/.test(line.msg)) continue;
-          const waiting = ended.get(line.import_id);
-          if (waiting) waiting(line);
-          else early.set(line.import_id, line);
-        }
-        cb();
-      },
+    const running = await serveWharf(runDir, database.url, { LOG_LEVEL: 'info', IMPORT_ALLOWED_HOSTS: 'loopback' });
+    let partial = '';
+    running.proc.stdout!.on('data', (chunk) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const text of lines) {
+        if (!text.startsWith('{')) continue;
+        const line = JSON.parse(text);
+        if (line.import_id === undefined || !/^import (succeeded|failed)/.test(line.msg)) continue;
+        const waiting = ended.get(line.import_id);
+        if (waiting) waiting(line);
+        else early.set(line.import_id, line);
+      }
     });
-    const running = await startServer(config, { logDestination });
     try {
       const url = `git://127.0.0.1:${port}/src.git`;
       for (let i = 0; i < 100; i++) {
@@ -75,7 +65,7 @@ const bench: Bench = async (report) => {
           break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      const headers = { authorization: `Bearer ${running.bootstrap!.token}`, 'content-type': 'application/json' };
+      const headers = { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' };
       const importOnce = async (name: string) => {
         const started = performance.now();
         const res = await fetch(`${running.url}/api/v1/repos/import`, {
@@ -126,7 +116,8 @@ const bench: Bench = async (report) => {
         ratio_to_checked_clone: Math.round(median(times.import.map((t, i) => t / times.checked[i])) * 100) / 100,
       });
     } finally {
-      await running.stop();
+      running.proc.kill('SIGTERM');
+      await running.exited;
       await database.drop();
     }
   };
