@@ -112,7 +112,13 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
       await write({ status: 'fetching_lfs', phase: 'checking_submodules', percent: overall('checking_submodules', 0), ...size }, true);
       return size;
     });
-    const [copied, found, defaultBranch, counted, { pointers }] = await Promise.all([sized, refs, settled, commits, objects, checked]);
+    // Every one of them ends before anything goes on: a failure removes the copy, which must not
+    // be written meanwhile (the marker would survive the removal and pass a broken copy to the
+    // next attempt). A refusal of its .gitmodules is the reason given before any other.
+    const ended = await Promise.allSettled([checked, sized, refs, settled, commits, objects]);
+    const failed = ended.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [copied, found, defaultBranch, counted, { pointers }] = await Promise.all([sized, refs, settled, commits, objects]);
     const counts = { branches: found.branches.length, tags: found.tags };
     phases.end('check');
     await write({ phase: 'fetching_lfs', percent: overall('fetching_lfs', 0) }, true);
