@@ -103,11 +103,13 @@ t.test(
     await g.ok(['push', '-q', url, 'main'], { cwd: work });
     const nested = refList(await g.ok(['ls-remote', url]));
     t.notSame(nested, before, 'a .gitmodules in a folder is taken');
-    await g.commit(work, 'the same blob as the .gitmodules', { '.gitModules': gitmodules('y', 'fd::17') });
-    await refusedPush(t, g, url, work, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/, nested);
-    await g.ok(['reset', '-q', '--hard', 'HEAD~1'], { cwd: work });
-    await g.commit(work, 'the same blob as the .gitmodules', { '.GITMODULES': gitmodules('y', 'fd::17') });
-    await refusedPush(t, g, url, work, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/, nested);
+
+    // At the top, in any case, it is the .gitmodules: each refused commit is undone before the next.
+    for (const name of ['.gitModules', '.GITMODULES']) {
+      await g.commit(work, 'the same blob as the .gitmodules', { [name]: gitmodules('y', 'fd::17') });
+      await refusedPush(t, g, url, work, /submodule "y" url "fd::17": it uses the "fd::" remote-helper transport/, nested);
+      await g.ok(['reset', '-q', '--hard', 'HEAD~1'], { cwd: work });
+    }
   },
 );
 
