@@ -1,7 +1,9 @@
-// Postgres plans the dispatcher's result write once per connection. Planned while
-// `deliveries` was small (a fresh install's first push), the plan must still find each
-// row by its key once the table holds thousands: a plan that scans the table instead
-// cost 14.6 ms for a 40-row write where the key takes 2.7 ms (store/postgres.ts).
+// Postgres plans the dispatcher's result write and its claim once per connection. Planned
+// while `deliveries` was small (a fresh install's first push), the plans must still find
+// each row by its key once the table holds thousands: a result write that scans the table
+// instead cost 14.6 ms for a 40-row write where the key takes 2.7 ms (store/postgres.ts); a
+// claim that looked up each picked delivery through the due index walked every due row
+// once per row it locked, 7-25 ms a claim of 32 with 2,000-4,000 due (nodes bench).
 import t from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
 import { postgresUrl } from '../helpers/database.ts';
@@ -9,6 +11,7 @@ import { startReceiver } from './receiver.ts';
 import { attemptResult, buildWebhook } from './build.ts';
 import { connect, type Db } from '../../src/db/connect.ts';
 import { recordResults } from '../../src/delivery/store/complete.ts';
+import { claimDue } from '../../src/delivery/store/claim.ts';
 import { dispatchConnections } from '../../src/delivery/store/postgres.ts';
 
 const OWNER = 'node-a';
@@ -22,6 +25,16 @@ async function leased(db: Db, hookId: number, count: number): Promise<number[]> 
     [hookId, OWNER, now + 600_000, now, count],
   );
   return rows.rows.map((r) => Number(r.id));
+}
+
+/** `count` deliveries due now for their first attempt, never claimed, created in one statement. */
+async function due(db: Db, hookId: number, count: number): Promise<void> {
+  const now = Date.now();
+  await db.raw(
+    `INSERT INTO deliveries (webhook_id, payload, guid, event, status, attempts, claims, next_attempt_at, created_at)
+     SELECT ?, '{}', gen_random_uuid()::text, 'ping', 'pending', 0, 0, ?, ? FROM generate_series(1, ?)`,
+    [hookId, now - 1000, now - 1000, count],
+  );
 }
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan. */
@@ -85,6 +98,44 @@ t.test(
         onDeliveries.map((p) => [p['Node Type'], p['Index Name']]),
         [['Index Scan', 'deliveries_pkey']],
         'the deliveries are found through the primary key, not by a scan of the table',
+      );
+    } finally {
+      client.release();
+    }
+  },
+);
+
+t.test(
+  'a claim planned on a small deliveries table locks the deliveries it picked by key once the table is large',
+  { skip: postgresUrl ? false : 'the plan is Postgres’s (set TEST_DATABASE_URL); SQLite plans each statement when it is prepared' },
+  async (t) => {
+    const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+    const repo = await buildRepo(w, 'acme', 'app');
+    const hook = await buildWebhook(w, repo, await startReceiver(t), { active: false });
+    await w.stop();
+    const db = connect(w.database.url);
+    t.teardown(() => db.destroy());
+
+    // Six claims while the table is small: after five, Postgres keeps a plan for the connection.
+    await due(db, hook.id, 60);
+    for (let i = 0; i < 6; i++) {
+      const claimed = await claimDue(db, { owner: OWNER, limit: 5, now: Date.now(), leaseMs: 600_000, firstDelayMs: 0 });
+      t.equal(claimed.length, 5, `claim ${i + 1} takes 5 deliveries`);
+    }
+    await due(db, hook.id, 5000);
+
+    // The same connection (the pool hands back the one used last) explains the next claim.
+    const client = await dispatchConnections(db).connect();
+    try {
+      const explained = await client.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE wharf_claim_due('${OWNER}', ${Date.now() + 600_000}, ${Date.now()}, 32, false, '[]', '[]')`,
+      );
+      const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+      const locked = plan.filter((p) => p['Relation Name'] === 'deliveries' && p.Alias === 'd');
+      t.same(
+        locked.map((p) => [p['Node Type'], p['Index Name']]),
+        [['Index Scan', 'deliveries_pkey']],
+        'each picked delivery is locked through the primary key, not found again among every due one',
       );
     } finally {
       client.release();
