@@ -4,7 +4,7 @@
 // instead cost 14.6 ms for a 40-row write where the key takes 2.7 ms (store/postgres.ts); a
 // claim that looked up each picked delivery through the due index walked every due row
 // once per row it locked, 7-25 ms a claim of 32 with 2,000-4,000 due (nodes bench).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startWharf, buildRepo } from '../helpers/wharf.ts';
 import { postgresUrl } from '../helpers/database.ts';
 import { startReceiver } from './receiver.ts';
@@ -37,108 +37,103 @@ async function due(db: Db, hookId: number, count: number): Promise<void> {
   );
 }
 
+const POSTGRES_ONLY = postgresUrl ? false : 'the plan is Postgres’s (set TEST_DATABASE_URL); SQLite plans each statement when it is prepared';
+
+/** A stopped Wharf's database with one inactive webhook (nothing else claims or writes), opened for the test. */
+async function stoppedWithWebhook(t: Test): Promise<{ db: Db; hook: { id: number } }> {
+  const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  const repo = await buildRepo(w, 'acme', 'app');
+  const hook = await buildWebhook(w, repo, await startReceiver(t), { active: false });
+  await w.stop();
+  const db = connect(w.database.url);
+  t.teardown(() => db.destroy());
+  return { db, hook };
+}
+
 /** Every node of an EXPLAIN (FORMAT JSON) plan. */
 function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
   return [plan, ...((plan.Plans as Record<string, unknown>[] | undefined) ?? []).flatMap(nodes)];
 }
 
-t.test(
-  'a result write planned on a small deliveries table finds its rows by key once the table is large',
-  { skip: postgresUrl ? false : 'the plan is Postgres’s (set TEST_DATABASE_URL); SQLite plans each statement when it is prepared' },
-  async (t) => {
-    const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
-    const repo = await buildRepo(w, 'acme', 'app');
-    const hook = await buildWebhook(w, repo, await startReceiver(t), { active: false });
-    await w.stop();
-    const db = connect(w.database.url);
-    t.teardown(() => db.destroy());
+t.test('a result write planned on a small deliveries table finds its rows by key once the table is large', { skip: POSTGRES_ONLY }, async (t) => {
+  const { db, hook } = await stoppedWithWebhook(t);
 
-    // Six writes while the table is small: after five, Postgres keeps a plan for the connection.
-    const small = await leased(db, hook.id, 300);
-    for (let i = 0; i < 6; i++) {
-      const batch = small.slice(i * 5, i * 5 + 5);
-      t.equal(
-        await recordResults(
-          db,
-          OWNER,
-          batch.map((id) => attemptResult(id, 1)),
-        ),
-        5,
-        `write ${i + 1} records its 5 results`,
-      );
-    }
-    const large = await leased(db, hook.id, 5000);
+  // Six writes while the table is small: after five, Postgres keeps a plan for the connection.
+  const small = await leased(db, hook.id, 300);
+  for (let i = 0; i < 6; i++) {
+    const batch = small.slice(i * 5, i * 5 + 5);
+    t.equal(
+      await recordResults(
+        db,
+        OWNER,
+        batch.map((id) => attemptResult(id, 1)),
+      ),
+      5,
+      `write ${i + 1} records its 5 results`,
+    );
+  }
+  const large = await leased(db, hook.id, 5000);
 
-    // The same connection (the pool hands back the one used last) explains the next write.
-    const client = await dispatchConnections(db).connect();
-    try {
-      const ids = large.slice(0, 40);
-      const n = ids.length;
-      const list = (value: string) => `'{${Array(n).fill(value).join(',')}}'`;
-      const args = [
-        `'{${ids.join(',')}}'`,
-        list('1'),
-        list('success'),
-        list('NULL'),
-        list('200'),
-        list('NULL'),
-        list('5'),
-        list(String(Date.now())),
-        list(String(Date.now())),
-        list('"{}"'),
-        list('NULL'),
-        list('ok'),
-        list('1'),
-        `'${OWNER}'`,
-      ];
-      const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE wharf_write_results_claims(${args.join(', ')})`);
-      const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
-      const onDeliveries = plan.filter((p) => p['Relation Name'] === 'deliveries' && p['Node Type'] !== 'ModifyTable');
-      t.same(
-        onDeliveries.map((p) => [p['Node Type'], p['Index Name']]),
-        [['Index Scan', 'deliveries_pkey']],
-        'the deliveries are found through the primary key, not by a scan of the table',
-      );
-    } finally {
-      client.release();
-    }
-  },
-);
+  // The same connection (the pool hands back the one used last) explains the next write.
+  const client = await dispatchConnections(db).connect();
+  try {
+    const ids = large.slice(0, 40);
+    const n = ids.length;
+    const list = (value: string) => `'{${Array(n).fill(value).join(',')}}'`;
+    const args = [
+      `'{${ids.join(',')}}'`,
+      list('1'),
+      list('success'),
+      list('NULL'),
+      list('200'),
+      list('NULL'),
+      list('5'),
+      list(String(Date.now())),
+      list(String(Date.now())),
+      list('"{}"'),
+      list('NULL'),
+      list('ok'),
+      list('1'),
+      `'${OWNER}'`,
+    ];
+    const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE wharf_write_results_claims(${args.join(', ')})`);
+    const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+    const onDeliveries = plan.filter((p) => p['Relation Name'] === 'deliveries' && p['Node Type'] !== 'ModifyTable');
+    t.same(
+      onDeliveries.map((p) => [p['Node Type'], p['Index Name']]),
+      [['Index Scan', 'deliveries_pkey']],
+      'the deliveries are found through the primary key, not by a scan of the table',
+    );
+  } finally {
+    client.release();
+  }
+});
 
-t.test(
-  'a claim planned on a small deliveries table locks the deliveries it picked by key once the table is large',
-  { skip: postgresUrl ? false : 'the plan is Postgres’s (set TEST_DATABASE_URL); SQLite plans each statement when it is prepared' },
-  async (t) => {
-    const w = await startWharf(t, { env: { WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
-    const repo = await buildRepo(w, 'acme', 'app');
-    const hook = await buildWebhook(w, repo, await startReceiver(t), { active: false });
-    await w.stop();
-    const db = connect(w.database.url);
-    t.teardown(() => db.destroy());
+t.test('a claim planned on a small deliveries table locks the deliveries it picked by key once the table is large', { skip: POSTGRES_ONLY }, async (t) => {
+  const { db, hook } = await stoppedWithWebhook(t);
 
-    // Six claims while the table is small: after five, Postgres keeps a plan for the connection.
-    await due(db, hook.id, 60);
-    for (let i = 0; i < 6; i++) {
-      const claimed = await claimDue(db, { owner: OWNER, limit: 5, now: Date.now(), leaseMs: 600_000, firstDelayMs: 0 });
-      t.equal(claimed.length, 5, `claim ${i + 1} takes 5 deliveries`);
-    }
-    await due(db, hook.id, 5000);
+  // Six claims while the table is small: after five, Postgres keeps a plan for the connection.
+  await due(db, hook.id, 60);
+  for (let i = 0; i < 6; i++) {
+    const claimed = await claimDue(db, { owner: OWNER, limit: 5, now: Date.now(), leaseMs: 600_000, firstDelayMs: 0 });
+    t.equal(claimed.length, 5, `claim ${i + 1} takes 5 deliveries`);
+  }
+  await due(db, hook.id, 5000);
 
-    // The same connection (the pool hands back the one used last) explains the next claim.
-    const client = await dispatchConnections(db).connect();
-    try {
-      const explained = await client.query(
-        `EXPLAIN (FORMAT JSON) EXECUTE wharf_claim_due('${OWNER}', ${Date.now() + 600_000}, ${Date.now()}, 32, false, '[]', '[]')`,
-      );
-      const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
-      const locked = plan.filter((p) => p['Relation Name'] === 'deliveries' && p.Alias === 'd');
-      t.same(
-        locked.map((p) => [p['Node Type'], p['Index Name']]),
-        [['Index Scan', 'deliveries_pkey']],
-        'each picked delivery is locked through the primary key, not found again among every due one',
-      );
-    } finally {
-      client.release();
-    }
-  },
-);
+  // The same connection (the pool hands back the one used last) explains the next claim.
+  const client = await dispatchConnections(db).connect();
+  try {
+    const explained = await client.query(
+      `EXPLAIN (FORMAT JSON) EXECUTE wharf_claim_due('${OWNER}', ${Date.now() + 600_000}, ${Date.now()}, 32, false, '[]', '[]')`,
+    );
+    const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+    const locked = plan.filter((p) => p['Relation Name'] === 'deliveries' && p.Alias === 'd');
+    t.same(
+      locked.map((p) => [p['Node Type'], p['Index Name']]),
+      [['Index Scan', 'deliveries_pkey']],
+      'each picked delivery is locked through the primary key, not found again among every due one',
+    );
+  } finally {
+    client.release();
+  }
+});
