@@ -55,6 +55,20 @@ function nodes(plan: Record<string, unknown>): Record<string, unknown>[] {
   return [plan, ...((plan.Plans as Record<string, unknown>[] | undefined) ?? []).flatMap(nodes)];
 }
 
+/**
+ * Every node of the plan the dispatcher's connection used last (the pool hands it back)
+ * keeps for `execute`, an EXECUTE of one of its prepared statements.
+ */
+async function keptPlan(db: Db, execute: string): Promise<Record<string, unknown>[]> {
+  const client = await dispatchConnections(db).connect();
+  try {
+    const explained = await client.query(`EXPLAIN (FORMAT JSON) ${execute}`);
+    return nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
+  } finally {
+    client.release();
+  }
+}
+
 t.test('a result write planned on a small deliveries table finds its rows by key once the table is large', { skip: POSTGRES_ONLY }, async (t) => {
   const { db, hook } = await stoppedWithWebhook(t);
 
@@ -74,39 +88,33 @@ t.test('a result write planned on a small deliveries table finds its rows by key
   }
   const large = await leased(db, hook.id, 5000);
 
-  // The same connection (the pool hands back the one used last) explains the next write.
-  const client = await dispatchConnections(db).connect();
-  try {
-    const ids = large.slice(0, 40);
-    const n = ids.length;
-    const list = (value: string) => `'{${Array(n).fill(value).join(',')}}'`;
-    const args = [
-      `'{${ids.join(',')}}'`,
-      list('1'),
-      list('success'),
-      list('NULL'),
-      list('200'),
-      list('NULL'),
-      list('5'),
-      list(String(Date.now())),
-      list(String(Date.now())),
-      list('"{}"'),
-      list('NULL'),
-      list('ok'),
-      list('1'),
-      `'${OWNER}'`,
-    ];
-    const explained = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE wharf_write_results_claims(${args.join(', ')})`);
-    const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
-    const onDeliveries = plan.filter((p) => p['Relation Name'] === 'deliveries' && p['Node Type'] !== 'ModifyTable');
-    t.same(
-      onDeliveries.map((p) => [p['Node Type'], p['Index Name']]),
-      [['Index Scan', 'deliveries_pkey']],
-      'the deliveries are found through the primary key, not by a scan of the table',
-    );
-  } finally {
-    client.release();
-  }
+  // The same connection explains the next write.
+  const ids = large.slice(0, 40);
+  const n = ids.length;
+  const list = (value: string) => `'{${Array(n).fill(value).join(',')}}'`;
+  const args = [
+    `'{${ids.join(',')}}'`,
+    list('1'),
+    list('success'),
+    list('NULL'),
+    list('200'),
+    list('NULL'),
+    list('5'),
+    list(String(Date.now())),
+    list(String(Date.now())),
+    list('"{}"'),
+    list('NULL'),
+    list('ok'),
+    list('1'),
+    `'${OWNER}'`,
+  ];
+  const plan = await keptPlan(db, `EXECUTE wharf_write_results_claims(${args.join(', ')})`);
+  const onDeliveries = plan.filter((p) => p['Relation Name'] === 'deliveries' && p['Node Type'] !== 'ModifyTable');
+  t.same(
+    onDeliveries.map((p) => [p['Node Type'], p['Index Name']]),
+    [['Index Scan', 'deliveries_pkey']],
+    'the deliveries are found through the primary key, not by a scan of the table',
+  );
 });
 
 t.test('a claim planned on a small deliveries table locks the deliveries it picked by key once the table is large', { skip: POSTGRES_ONLY }, async (t) => {
@@ -120,20 +128,12 @@ t.test('a claim planned on a small deliveries table locks the deliveries it pick
   }
   await due(db, hook.id, 5000);
 
-  // The same connection (the pool hands back the one used last) explains the next claim.
-  const client = await dispatchConnections(db).connect();
-  try {
-    const explained = await client.query(
-      `EXPLAIN (FORMAT JSON) EXECUTE wharf_claim_due('${OWNER}', ${Date.now() + 600_000}, ${Date.now()}, 32, false, '[]', '[]')`,
-    );
-    const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan);
-    const locked = plan.filter((p) => p['Relation Name'] === 'deliveries' && p.Alias === 'd');
-    t.same(
-      locked.map((p) => [p['Node Type'], p['Index Name']]),
-      [['Index Scan', 'deliveries_pkey']],
-      'each picked delivery is locked through the primary key, not found again among every due one',
-    );
-  } finally {
-    client.release();
-  }
+  // The same connection explains the next claim.
+  const plan = await keptPlan(db, `EXECUTE wharf_claim_due('${OWNER}', ${Date.now() + 600_000}, ${Date.now()}, 32, false, '[]', '[]')`);
+  const locked = plan.filter((p) => p['Relation Name'] === 'deliveries' && p.Alias === 'd');
+  t.same(
+    locked.map((p) => [p['Node Type'], p['Index Name']]),
+    [['Index Scan', 'deliveries_pkey']],
+    'each picked delivery is locked through the primary key, not found again among every due one',
+  );
 });
