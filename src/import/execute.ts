@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Services, wake } from '../services.ts';
-import { checkGitmodules, copyRefs, copyRepository, copySize, countCommits, settleCopy } from './copy.ts';
+import { checkGitmodules, copyRefs, copyRepository, copySize, countCommits, settleCopy, syncObjects, syncSettings } from './copy.ts';
 import { scanClonedObjects } from '../remote/lfsScan.ts';
 import { fetchLfsObjects } from '../remote/lfsFetch.ts';
 import { CLONED_MARKER as CLONED, LFS_JOURNAL, finalizeImport, FinalizeError, reclaimUncommittedMove } from './finalize.ts';
@@ -101,10 +101,13 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // incremental copy may also hold the history of a ref the last fetch pruned, so git walks it.
     const commits = strategy === 'full' ? objects.then((o) => o.commits) : countCommits(tmp);
     const refs = copyRefs(tmp);
+    // A fresh full copy was cloned without git's fsync: it is written out before it is marked.
+    const durable = marked || strategy !== 'full' ? Promise.resolve() : syncObjects(tmp);
     const settled = marked
       ? Promise.resolve(marked)
       : refs.then(async (found) => {
           const branch = await settleCopy(tmp, head, found);
+          if (strategy === 'full') await Promise.all([durable, syncSettings(tmp)]);
           await fs.writeFile(path.join(tmp, CLONED), branch);
           return branch;
         });
@@ -115,7 +118,7 @@ export async function executeJob(services: Services, job: ImportJob, owner: stri
     // Every one of them ends before anything goes on: a failure removes the copy, which must not
     // be written meanwhile (the marker would survive the removal and pass a broken copy to the
     // next attempt). A refusal of its .gitmodules is the reason given before any other.
-    const ended = await Promise.allSettled([checked, sized, refs, settled, commits, objects]);
+    const ended = await Promise.allSettled([checked, sized, refs, durable, settled, commits, objects]);
     const failed = ended.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     const [copied, found, defaultBranch, counted, { pointers }] = await Promise.all([sized, refs, settled, commits, objects]);
