@@ -83,15 +83,18 @@ export async function configureRepository(dir: string): Promise<void> {
 }
 
 /**
- * Moves loose refs into `packed-refs` (`git pack-refs --all --prune`). A push of thousands
- * of refs leaves as many files, and every page that lists refs then reads each one (about
- * 60 ms for 7,000 tags, against 10 ms packed); git's own `gc --auto` after a push packs
+ * Housekeeping after a push, nobody waiting on it: git's `gc --auto` (which the backend no
+ * longer runs inside receive-pack, transport/git/cgi.ts), to completion rather than
+ * detached so the two never race, then, when `packRefs`, `git pack-refs --all --prune`.
+ * A push of thousands of refs leaves as many files, and every page that lists refs then
+ * reads each one (about 60 ms for 7,000 tags, against 10 ms packed); `gc --auto` packs
  * them only when objects pile up, which a single big pack never does. Safe beside other
- * pushes: git takes the packed-refs lock and waits for it as a ref update does. It runs at
- * the lowest CPU priority: nobody waits on it, and pruning 5,000 loose refs costs 2.5–2.8 s
- * of system time on a small machine, which would otherwise be taken from the push's own
- * deliveries going out at the same time.
+ * pushes: git takes the packed-refs lock and waits for it as a ref update does. Both run
+ * at the lowest CPU priority: pruning 5,000 loose refs costs 2.5–2.8 s of system time on a
+ * small machine, which would otherwise be taken from the push's own deliveries going out
+ * at the same time.
  */
-export async function packRefs(dir: string): Promise<void> {
-  await git(['pack-refs', '--all', '--prune'], { cwd: dir, background: true });
+export async function tidyAfterPush(dir: string, packRefs: boolean): Promise<void> {
+  await git(['-c', 'gc.autoDetach=false', 'gc', '--auto', '--quiet'], { cwd: dir, background: true });
+  if (packRefs) await git(['pack-refs', '--all', '--prune'], { cwd: dir, background: true });
 }

@@ -1,5 +1,5 @@
 import { isPostgres } from '../db/connect.ts';
-import { packRefs, repoDir } from '../git/bare.ts';
+import { repoDir, tidyAfterPush } from '../git/bare.ts';
 import { isZero } from '../git/refUpdate.ts';
 import { settleHead } from '../domain/head.ts';
 import type { Repository } from '../domain/repos.ts';
@@ -16,7 +16,7 @@ export interface LandedPush {
   pushLog: string;
 }
 
-/** A push that moved at least this many refs has its refs packed afterwards (git/bare.ts packRefs). */
+/** A push that moved at least this many refs has its refs packed afterwards (git/bare.ts tidyAfterPush). */
 export const PACK_REFS_AFTER = 32;
 
 /** Tries at writing a push record before the push is given up on; the n-th failure waits n × RETRY_STEP_MS. */
@@ -61,7 +61,7 @@ export async function landPush(context: DomainContext & Pick<Services, 'log'>, p
   wake(context).pushRecords();
   if (isPostgres(db)) void announcePush(db, log);
   // After the record, in the background: the push is promised already, and packing is only for speed.
-  if (landed.updates.length >= PACK_REFS_AFTER) {
-    void packRefs(repoDir(config.reposDir, repo.org, repo.name)).catch((err) => log.warn({ err }, 'could not pack refs after a push'));
-  }
+  void tidyAfterPush(repoDir(config.reposDir, repo.org, repo.name), landed.updates.length >= PACK_REFS_AFTER).catch((err) =>
+    log.warn({ err }, 'could not tidy a repository after a push'),
+  );
 }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startGit } from '../../src/git/run.ts';
-import { packRefs } from '../../src/git/bare.ts';
+import { tidyAfterPush } from '../../src/git/bare.ts';
 
 /** The niceness of a running process, from /proc (field 19 of its stat line). */
 function nicenessOf(pid: number): number {
@@ -26,7 +26,7 @@ t.test('a background git runs at the lowest CPU priority; any other at the norma
   }
 });
 
-t.test("packing a push's refs is background work", { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+t.test('tidying a repository after a push (gc --auto, pack-refs) is background work', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-background-'));
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
   // A git first on PATH that writes down its own niceness, once the spawn has set it, then runs the real one.
@@ -40,6 +40,6 @@ t.test("packing a push's refs is background work", { skip: process.platform !== 
   const path0 = process.env.PATH;
   process.env.PATH = `${bin}:${path0}`;
   t.teardown(() => void (process.env.PATH = path0));
-  await packRefs(repo);
-  t.same(fs.readFileSync(seen, 'utf8').trim().split('\n'), ['19'], 'pack-refs ran at niceness 19');
+  await tidyAfterPush(repo, true);
+  t.same(fs.readFileSync(seen, 'utf8').trim().split('\n'), ['19', '19'], 'gc --auto and pack-refs ran at niceness 19');
 });

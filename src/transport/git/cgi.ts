@@ -40,6 +40,11 @@ function backendOptions(hooksDir: string): string[] {
     ...['-c', 'http.receivepack=true', '-c', 'http.uploadpack=true', '-c', 'uploadpack.allowFilter=true'],
     // A pull mirror's staged refs (src/pullMirrors/refs.ts) are never advertised, fetched or pushed to.
     ...['-c', `transfer.hideRefs=${STAGING}`],
+    // A push's pack is written to disk by the pre-receive hook beside its checks (hooks.ts), not
+    // by git after indexing it. Every git under the backend inherits this, so git's own
+    // `gc --auto` is off here (a repack would drop old packs before its new one is on disk):
+    // Wharf runs it after the push lands, with git's fsync (git/bare.ts tidyAfterPush).
+    ...['-c', 'core.fsync=none', '-c', 'receive.autogc=false'],
   ];
 }
 

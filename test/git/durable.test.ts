@@ -1,0 +1,47 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { createTestDatabase } from '../helpers/database.ts';
+import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
+import { gitClient } from '../helpers/git.ts';
+import { addBulk } from '../import/helpers.ts';
+import { HAS_STRACE, syncedIn, traceFileCalls } from '../helpers/strace.ts';
+
+// The backend's git writes a pushed pack without its own fsync; the pre-receive hook writes
+// it to disk beside its checks (transport/git/hooks.ts). This shows, from the system calls
+// of a real `wharf serve`, that the pack and its index are on disk before the push's ref moves.
+
+t.test(
+  'a pushed pack is on disk (fsync of the pack and its index) before the ref moves',
+  { skip: HAS_STRACE ? false : 'strace is not installed' },
+  async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-push-durable-'));
+    const database = await createTestDatabase(dir);
+    t.teardown(async () => {
+      await database.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const node = await startServeProcess(serveEnv(dir, database.url), { t, timeoutMs: 30_000 });
+    const g = gitClient(t);
+    const work = path.join(g.dir, 'app');
+    await g.ok(['init', '-q', '-b', 'main', work]);
+    await addBulk(g, work, 40, 1024); // 120 objects: above git's unpack limit, so the push arrives as a pack it keeps
+    const url = new URL(`${node.url}/demo/app.git`);
+    url.username = 'x';
+    url.password = node.token!;
+
+    const trace = await traceFileCalls(t, node.child.pid!, dir);
+    await g.ok(['push', '-q', url.toString(), 'main'], { cwd: work });
+    const lines = await trace.stop();
+
+    const repo = path.join(dir, 'repos', 'demo', 'app.git');
+    const movedAt = lines.findIndex((line) => /rename/.test(line) && /\/refs\/heads\/main"/.test(line));
+    t.ok(movedAt > 0, 'the push moved refs/heads/main');
+    // receive-pack names the quarantine's files relative to the repository.
+    const synced = syncedIn(lines.slice(0, movedAt), repo);
+    const packs = fs.readdirSync(path.join(repo, 'objects', 'pack'));
+    t.same(packs.map((name) => path.extname(name)).sort(), ['.idx', '.pack'], 'the push left one pack and its index');
+    for (const name of packs) t.ok(synced(path.join(repo, 'objects', 'pack', name)), `objects/pack/${name} written to disk before the ref moved`);
+  },
+);
