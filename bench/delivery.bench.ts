@@ -129,6 +129,9 @@ interface ThroughputRun {
   concurrency: number;
 }
 
+/** SPEC §13: the dispatcher's rate over bare undici POSTs, per database (a durable claim and result per delivery cost more on Postgres). */
+const TARGET = { sqlite: 0.6, postgres: 0.45 };
+
 /** Figure 1 on one database: the median of BENCH_RUNS runs by ratio, each a fresh database and server, with the spread. */
 export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' | 'postgres') {
   const runs: ThroughputRun[] = [];
@@ -142,8 +145,8 @@ export async function throughput(report: (f: Figure) => void, dialect: 'sqlite' 
     unit: 'deliveries/s',
     baseline: Math.round((m.before + m.after) / 2),
     ratio: Number(ratio.toFixed(3)),
-    target: '≥ 0.8 of bare undici POSTs',
-    met: ratio >= 0.8 && runs.every((r) => r.received === N),
+    target: `≥ ${TARGET[dialect]} of bare undici POSTs`,
+    met: ratio >= TARGET[dialect] && runs.every((r) => r.received === N),
     ratio_spread: spread(ratios, 3),
     baseline_before: Math.round(m.before),
     baseline_after: Math.round(m.after),
