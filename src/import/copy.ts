@@ -86,9 +86,9 @@ export async function copyRepository(options: CopyOptions): Promise<{ head: stri
 }
 
 /**
- * Writes a full copy's objects to disk for good, as git's clone would have with its
- * default `core.fsync`: its packs, their indexes, its packed refs and the folders holding
- * them. I/O waits alone, so it runs beside the checks' CPU work.
+ * Writes a full copy's objects to disk for good: its packs and their indexes (what git's
+ * clone syncs with its default `core.fsync`), and its packed refs and the folders holding
+ * them too. I/O waits alone, so it runs beside the checks' CPU work.
  */
 export async function syncObjects(dir: string): Promise<void> {
   const packDir = path.join(dir, 'objects', 'pack');
