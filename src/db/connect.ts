@@ -16,6 +16,16 @@ export function isPostgres(db: Knex): boolean {
   return db.client.config.client === 'pg';
 }
 
+/**
+ * The settings every SQLite connection runs with (the main one here, the dispatcher's thread,
+ * delivery/store/sqliteThread.ts): write-ahead logging, and `synchronous = FULL`, so a
+ * commit is on disk before it returns. With NORMAL the log is written to disk only at a
+ * checkpoint: a power cut could take transactions whose answers had gone out (a push
+ * record after `git push` returned, a delivery's attempt), as Postgres' default
+ * `synchronous_commit = on` never does. The busy timeout is set by each connection.
+ */
+export const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON'];
+
 /** Knex settings for a DATABASE_URL (`sqlite:<path>` or `postgres://…`). */
 export function knexConfig(databaseUrl: string): Knex.Config {
   const migrations = { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' };
@@ -33,9 +43,7 @@ export function knexConfig(databaseUrl: string): Knex.Config {
         min: 1,
         max: 1,
         afterCreate(conn: { pragma(source: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
-          conn.pragma('journal_mode = WAL');
-          conn.pragma('synchronous = NORMAL');
-          conn.pragma('foreign_keys = ON');
+          for (const pragma of SQLITE_PRAGMAS) conn.pragma(pragma);
           conn.pragma('busy_timeout = 5000');
           done(null, conn);
         },

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { SqliteRunner, SqlStep } from './sqlite.ts';
+import { SQLITE_PRAGMAS } from '../../db/connect.ts';
 
 /**
  * The dispatcher's SQLite statements on a thread of their own (sqliteThread.worker.js),
@@ -52,7 +53,7 @@ export class SqliteThread {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./sqliteThread.worker.js', import.meta.url), {
-      workerData: { filename: this.filename, busyTimeoutMs: this.busyTimeoutMs },
+      workerData: { filename: this.filename, busyTimeoutMs: this.busyTimeoutMs, pragmas: SQLITE_PRAGMAS },
       execArgv: [],
     });
     worker.on('message', (m: { id: number; results?: unknown[]; error?: { message: string; code?: string } }) => {

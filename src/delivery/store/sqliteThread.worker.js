@@ -7,9 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 const db = new Database(workerData.filename);
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
-db.pragma('foreign_keys = ON');
+for (const pragma of workerData.pragmas) db.pragma(pragma);
 // Waiting here blocks only this thread; the main connection's transactions may hold the
 // write lock across awaits, so the wait may be long.
 db.pragma(`busy_timeout = ${workerData.busyTimeoutMs}`);
