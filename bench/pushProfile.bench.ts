@@ -178,7 +178,7 @@ const bench: Bench = async () => {
           for (const line of w
             .out()
             .split('\n')
-            .filter((l) => /http-backend exited|"msg":"request"|push recorded/.test(l) && Number(/"time":(\d+)/.exec(l)?.[1] ?? 0) >= started))
+            .filter((l) => /http-backend exited|"msg":"request"|push recorded|push landed/.test(l) && Number(/"time":(\d+)/.exec(l)?.[1] ?? 0) >= started))
             process.stderr.write(`    log: ${line.slice(0, 300)}\n`);
       }
       process.stderr.write(`${difference(parts.backend!, parts.wharf!)}\n`);
