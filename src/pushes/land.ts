@@ -1,5 +1,6 @@
 import { isPostgres } from '../db/connect.ts';
-import { repoDir, tidyAfterPush } from '../git/bare.ts';
+import { repoDir } from '../git/bare.ts';
+import { pushHousekeeping } from './housekeeping.ts';
 import { isZero } from '../git/refUpdate.ts';
 import { settleHead } from '../domain/head.ts';
 import type { Repository } from '../domain/repos.ts';
@@ -16,7 +17,7 @@ export interface LandedPush {
   pushLog: string;
 }
 
-/** A push that moved at least this many refs has its refs packed afterwards (git/bare.ts tidyAfterPush). */
+/** A push that moved at least this many refs has its refs packed afterwards (git/bare.ts tidyAfterPush, through housekeeping.ts). */
 export const PACK_REFS_AFTER = 32;
 
 /** Tries at writing a push record before the push is given up on; the n-th failure waits n × RETRY_STEP_MS. */
@@ -60,8 +61,8 @@ export async function landPush(context: DomainContext & Pick<Services, 'log'>, p
   );
   wake(context).pushRecords();
   if (isPostgres(db)) void announcePush(db, log);
-  // After the record, in the background: the push is promised already, and packing is only for speed.
-  void tidyAfterPush(repoDir(config.reposDir, repo.org, repo.name), landed.updates.length >= PACK_REFS_AFTER).catch((err) =>
-    log.warn({ err }, 'could not tidy a repository after a push'),
+  // After the record, in the background and in turn (housekeeping.ts): the push is promised already, and this is only for speed.
+  pushHousekeeping.schedule(repoDir(config.reposDir, repo.org, repo.name), landed.updates.length >= PACK_REFS_AFTER, (err) =>
+    log.warn({ err, repository: `${repo.org}/${repo.name}` }, 'could not tidy a repository after a push'),
   );
 }
