@@ -25,9 +25,14 @@ export const REFS_END = '.';
  */
 export const pushLogDir = (dataDir: string) => path.join(dataDir, 'push-logs');
 
-/** Creates the hand-over directory (once, at start). */
+/** Files a push's route and hooks leave beside its log (a push's tips and early walk, transport/git/hooks.ts); a push in hand removes its own. */
+const BESIDE_LOGS = /\.(?:tips|tips\.tmp|walk)$/;
+
+/** Creates the hand-over directory (once, at start) and clears what pushes of an earlier run left beside their logs. */
 export async function preparePushLogs(dataDir: string): Promise<void> {
-  await fsp.mkdir(pushLogDir(dataDir), { recursive: true });
+  const dir = pushLogDir(dataDir);
+  await fsp.mkdir(dir, { recursive: true });
+  for (const name of await fsp.readdir(dir)) if (BESIDE_LOGS.test(name)) await fsp.rm(path.join(dir, name), { recursive: true, force: true });
 }
 
 /** A fresh path for one push's log; nothing is written yet. */

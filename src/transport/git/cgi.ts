@@ -8,6 +8,8 @@ import { requestBody, type BackendSlots, type RequestBody } from './backendLimit
 import { badRequest, forbidden, notFound, WharfError } from '../../errors/wharfError.ts';
 import { readGitStderr } from '../../git/stderr.ts';
 import { cutStalledAnswer } from '../../http/deadlines.ts';
+import { alternateRefsCommand } from './hooks.ts';
+import { notePushTips, type PushTipsNote } from './pushTips.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
@@ -45,6 +47,9 @@ function backendOptions(hooksDir: string): string[] {
     // `gc --auto` is off here (a repack would drop old packs before its new one is on disk):
     // Wharf runs it after the push lands, with git's fsync (git/bare.ts tidyAfterPush).
     ...['-c', 'core.fsync=none', '-c', 'receive.autogc=false'],
+    // Run when receive-pack's connectivity check starts: it lists the refs as git would and
+    // starts the pre-receive hook's .gitmodules walk beside the check (hooks.ts).
+    ...['-c', `core.alternateRefsCommand=${alternateRefsCommand(hooksDir)}`],
   ];
 }
 
@@ -72,6 +77,8 @@ export async function runHttpBackend(
     anonymousAddress?: string;
     /** GIT_IDLE_TIMEOUT: an answer whose client reads nothing for this long is cut (the backend killed, its slot freed). */
     idleMs: number;
+    /** For a push: where the new ids of its commands are written as they stream in (pushTips.ts). */
+    tipsFile?: string;
   },
 ): Promise<void> {
   const env = { ...options.env };
@@ -85,12 +92,14 @@ export async function runHttpBackend(
 /** A running `git http-backend`: the process, its exit, its last stderr and why its input was refused, if it was. */
 interface Backend {
   child: ChildProcessWithoutNullStreams;
+  /** A push's tips being read off its body (pushTips.ts). */
+  noted: PushTipsNote | undefined;
   exited: Promise<number | null>;
   stderr(): string;
   refused(): Error | undefined;
 }
 
-type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer; idleMs: number };
+type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer; idleMs: number; tipsFile?: string };
 
 /** Runs the backend for a request and answers with what it prints. */
 function runBackend(ctx: Context, env: Record<string, string>, input: RequestBody | undefined, options: BackendOptions, release: () => void): Promise<void> {
@@ -119,9 +128,11 @@ function startBackend(ctx: Context, env: Record<string, string>, input: RequestB
   child.stdin.on('error', () => {}); // the backend may stop reading early; its exit status tells why
   // A body already read (a short request) is written as it is; otherwise it streams through.
   let refused: Error | undefined;
+  let noted: PushTipsNote | undefined;
   if (options.body) child.stdin.end(options.body);
   else {
     input!.stream.pipe(child.stdin);
+    if (options.tipsFile) noted = notePushTips(input!.stream, options.tipsFile); // after the pipe, which must see every byte
     void input!.failed.then((err) => {
       refused = err;
       kill();
@@ -142,7 +153,7 @@ function startBackend(ctx: Context, env: Record<string, string>, input: RequestB
     }),
   );
   child.on('error', (err) => options.log.error({ err, request_id: ctx.state.requestId }, 'could not run git http-backend'));
-  return { child, exited, stderr: () => stderr, refused: () => refused };
+  return { child, exited, noted, stderr: () => stderr, refused: () => refused };
 }
 
 /**
@@ -184,6 +195,9 @@ function answer(ctx: Context, backend: Backend, options: BackendOptions): Promis
       options.log.debug({ request_id: ctx.state.requestId, code, duration_ms: Math.round(performance.now() - spawned) }, 'git http-backend exited');
       if (stderr.trim()) options.log.warn({ request_id: ctx.state.requestId, code, stderr: stderr.trim() }, 'git http-backend');
       try {
+        // Its tips file is written, or never will be, before onExit removes it.
+        backend.noted?.stop();
+        await backend.noted?.settled;
         await options.onExit();
       } catch (err) {
         options.log.error({ err, request_id: ctx.state.requestId }, 'after git http-backend');

@@ -7,7 +7,8 @@ import { authorizeRepo } from './access.ts';
 import { runHttpBackend } from './cgi.ts';
 import { BackendSlots, readNegotiation } from './backendLimits.ts';
 import { readWhole } from '../../http/deadlines.ts';
-import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, writeHooksDir } from './hooks.ts';
+import { MIRROR_CUTOVER_VARIABLE, MIRROR_OF_VARIABLE, PUSH_LOG_VARIABLE, pushTipsFile, pushWalkDir, writeHooksDir } from './hooks.ts';
+import fs from 'node:fs/promises';
 import { findMirror } from '../../pullMirrors/state.ts';
 import { newPushLog, preparePushLogs } from '../../pushes/log.ts';
 import { landPush } from '../../pushes/land.ts';
@@ -81,19 +82,30 @@ export function gitMount(app: Koa, services: Services): void {
       log: services.log,
       onExit: () =>
         push
-          ? landPush(services, { repository: repo, pusherId: user?.id ?? null, pushLog: push }).catch((err) => {
-              // The push cannot be promised: the answer is cut short, so git reports a failure rather than a success.
-              services.log.error({ err, request_id: ctx.state.requestId }, 'could not store a push record; the push answer is cut off');
-              ctx.req.socket.destroy();
-            })
+          ? landPush(services, { repository: repo, pusherId: user?.id ?? null, pushLog: push })
+              .catch((err) => {
+                // The push cannot be promised: the answer is cut short, so git reports a failure rather than a success.
+                services.log.error({ err, request_id: ctx.state.requestId }, 'could not store a push record; the push answer is cut off');
+                ctx.req.socket.destroy();
+              })
+              .finally(() => removeWalk(push))
           : Promise.resolve(),
       body: short ?? negotiation,
       slots,
       // Anonymous clients together hold at most half the slots, so signed-in clients always have the rest.
       anonymousAddress: user ? undefined : ctx.ip,
       idleMs: services.config.gitIdleTimeoutMs,
+      tipsFile: push ? pushTipsFile(push) : undefined,
     });
   });
+}
+
+/** Removes a push's tips file and early walk (hooks.ts) once its backend has exited; nothing in them is promised. */
+function removeWalk(push: string): Promise<void> {
+  return Promise.all([fs.rm(pushTipsFile(push), { force: true }), fs.rm(pushWalkDir(push), { recursive: true, force: true })]).then(
+    () => undefined,
+    () => undefined,
+  );
 }
 
 /** A lone flush packet: a request with nothing in it. */
