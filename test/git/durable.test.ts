@@ -1,35 +1,20 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { createTestDatabase } from '../helpers/database.ts';
-import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
-import { gitClient } from '../helpers/git.ts';
 import { addBulk } from '../import/helpers.ts';
 import { HAS_STRACE, syncedIn, traceFileCalls } from '../helpers/strace.ts';
+import { servedPush } from '../helpers/servedPush.ts';
 
 // The backend's git writes a pushed pack without its own fsync; the pre-receive hook writes
 // it to disk beside its checks (transport/git/hooks.ts). This shows, from the system calls
 // of a real `wharf serve`, that the pack and its index are on disk before the push's ref moves,
 // and, on SQLite, that the push record is on disk before `git push` returns.
 
-/** A real `wharf serve` on a fresh database, a work tree of 120 objects and the push URL with a token. */
+/** A served push (servedPush) whose work tree has 120 objects: above git's unpack limit, so the push arrives as a pack git keeps. */
 async function pushSetup(t: Test) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-push-durable-'));
-  const database = await createTestDatabase(dir);
-  t.teardown(async () => {
-    await database.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  const node = await startServeProcess(serveEnv(dir, database.url), { t, timeoutMs: 30_000 });
-  const g = gitClient(t);
-  const work = path.join(g.dir, 'app');
-  await g.ok(['init', '-q', '-b', 'main', work]);
-  await addBulk(g, work, 40, 1024); // 120 objects: above git's unpack limit, so the push arrives as a pack it keeps
-  const url = new URL(`${node.url}/demo/app.git`);
-  url.username = 'x';
-  url.password = node.token!;
-  return { dir, database, node, g, work, url: url.toString() };
+  const setup = await servedPush(t, 'push-durable');
+  await addBulk(setup.g, setup.work, 40, 1024);
+  return setup;
 }
 
 t.test(

@@ -2,11 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { createTestDatabase } from '../helpers/database.ts';
-import { serveEnv, startServeProcess } from '../helpers/serveProcess.ts';
 import { gitClient, refList } from '../helpers/git.ts';
 import { addBulk } from '../import/helpers.ts';
 import { HAS_STRACE, traceFileCalls } from '../helpers/strace.ts';
+import { servedPush } from '../helpers/servedPush.ts';
 import { pushTips } from '../../src/transport/git/pushTips.ts';
 import { pushWalkDir, writeHooksDir } from '../../src/transport/git/hooks.ts';
 import { spawnSync } from 'node:child_process';
@@ -53,25 +52,13 @@ const gitmodules = `[submodule "x"]\n\tpath = x\n\turl = ${EXT}\n`;
 
 /** A real `wharf serve`, a work tree of 120 objects (so the push is a pack git keeps) whose last commit adds a .gitmodules that runs a command. */
 async function badPush(t: Test) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-early-walk-'));
-  const database = await createTestDatabase(dir);
-  t.teardown(async () => {
-    await database.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  const node = await startServeProcess(serveEnv(dir, database.url), { t, timeoutMs: 30_000 });
-  const g = gitClient(t);
-  const work = path.join(g.dir, 'app');
-  await g.ok(['init', '-q', '-b', 'main', work]);
+  const { dir, node, g, work, url } = await servedPush(t, 'early-walk');
   await g.commit(work, 'first', { 'README.md': 'hi\n' });
-  const url = new URL(`${node.url}/demo/app.git`);
-  url.username = 'x';
-  url.password = node.token!;
-  await g.ok(['push', '-q', url.toString(), 'main'], { cwd: work });
-  const before = refList(await g.ok(['ls-remote', url.toString()]));
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  const before = refList(await g.ok(['ls-remote', url]));
   await addBulk(g, work, 40, 1024);
   await g.commit(work, 'submodule through ext::', { '.gitmodules': gitmodules });
-  return { dir, node, g, work, url: url.toString(), before };
+  return { dir, node, g, work, url, before };
 }
 
 /** The lines of `trace` that start a `git log --stdin` (the walk) and the pre-receive hook, by index. */
