@@ -65,7 +65,9 @@ function alternateRefs(): string {
 export LC_ALL=C
 ALTERNATE=$1
 w="$${PUSH_LOG_VARIABLE}.walk"
-if [ -n "$GIT_QUARANTINE_PATH" ] && [ -n "$${PUSH_LOG_VARIABLE}" ] && [ -s "$${PUSH_LOG_VARIABLE}.tips" ] && mkdir "$w" 2>/dev/null && true 2>/dev/null >"$w/lock"; then
+# Only for the repository pushed to (its quarantine is inside it), never another alternate it may have.
+case "$GIT_QUARANTINE_PATH" in "$ALTERNATE"/objects/* | "$ALTERNATE"/./objects/*) inside=1 ;; *) inside= ;; esac
+if [ -n "$inside" ] && [ -n "$${PUSH_LOG_VARIABLE}" ] && [ -s "$${PUSH_LOG_VARIABLE}.tips" ] && mkdir "$w" 2>/dev/null && true 2>/dev/null >"$w/lock"; then
   exec 9>"$w/lock"
   if flock 9 2>/dev/null && cp "$${PUSH_LOG_VARIABLE}.tips" "$w/tips"; then
     {
