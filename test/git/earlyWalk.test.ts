@@ -6,7 +6,8 @@ import { gitClient, refList } from '../helpers/git.ts';
 import { addBulk } from '../import/helpers.ts';
 import { HAS_STRACE, traceFileCalls } from '../helpers/strace.ts';
 import { servedPush } from '../helpers/servedPush.ts';
-import { pushTips } from '../../src/transport/git/pushTips.ts';
+import { notePushTips, pushTips } from '../../src/transport/git/pushTips.ts';
+import { PassThrough } from 'node:stream';
 import { pushWalkDir, writeHooksDir } from '../../src/transport/git/hooks.ts';
 import { spawnSync } from 'node:child_process';
 import { preparePushLogs, pushLogDir } from '../../src/pushes/log.ts';
@@ -45,6 +46,27 @@ t.test("a push body's commands give their new ids, deletions left out, once the 
     pkt('push-cert\0 report-status\n') + pkt('certificate version 0.1\n') + pkt(`${ZERO} ${A} refs/heads/main\n`) + pkt('push-cert-end\n') + '0000',
   );
   t.same(pushTips(signed), [A]);
+});
+
+t.test('the tips are read off a body streamed in small pieces, each packet once, and written whole', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wharf-push-tips-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const body = Buffer.from(pkt(`${ZERO} ${A} refs/heads/main\0 report-status\n`) + pkt(`${C} ${B} refs/heads/b\n`) + '0000PACK' + 'x'.repeat(1000));
+  const stream = new PassThrough();
+  const file = path.join(dir, 'one.push.tips');
+  const note = notePushTips(stream, file);
+  for (let at = 0; at < body.length; at += 3) stream.write(body.subarray(at, at + 3));
+  stream.end();
+  await note.settled;
+  t.equal(fs.readFileSync(file, 'utf8'), `${A}\n${B}\n`);
+  t.equal(stream.listenerCount('data'), 0, 'it stops reading at the flush packet');
+
+  const cut = new PassThrough();
+  const never = notePushTips(cut, path.join(dir, 'two.push.tips'));
+  cut.write(body.subarray(0, 20)); // a body that stops inside its commands
+  never.stop();
+  await never.settled;
+  t.notOk(fs.existsSync(path.join(dir, 'two.push.tips')), 'stopped before the flush packet: nothing written');
 });
 
 const EXT = 'ext::sh -c touch% /tmp/pwned';

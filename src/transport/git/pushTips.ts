@@ -17,23 +17,35 @@ const COMMAND = /^[0-9a-f]{40}(?:[0-9a-f]{24})? ([0-9a-f]{40}(?:[0-9a-f]{24})?) 
 const ZERO = /^0+$/;
 
 /**
+ * Reads the complete packets at the start of `bytes` into `tips` (the new ids of their
+ * commands, deletions left out, in order): 'done' at the flush packet that closes the
+ * commands, 'bad' when the bytes are not a command section this reads, else 'more' with the
+ * `rest`, the start of a packet not complete yet.
+ */
+function readPackets(bytes: Buffer, tips: string[]): { state: 'done' | 'bad' } | { state: 'more'; rest: Buffer } {
+  let at = 0;
+  while (bytes.length >= at + 4) {
+    const header = bytes.toString('latin1', at, at + 4);
+    const size = Number.parseInt(header, 16);
+    if (!/^[0-9a-f]{4}$/.test(header) || (size > 0 && size < 4)) return { state: 'bad' };
+    if (size === 0) return { state: 'done' }; // the flush packet: the commands are all here
+    if (bytes.length < at + size) break;
+    const id = COMMAND.exec(bytes.toString('latin1', at + 4, at + size))?.[1];
+    if (id && !ZERO.test(id)) tips.push(id);
+    at += size;
+  }
+  return { state: 'more', rest: bytes.subarray(at) };
+}
+
+/**
  * The new ids named by the command section of a push body (deletions left out, in their
  * order), once the section is complete in `head`; undefined while more is needed, null
  * when the bytes are not a command section this reads.
  */
 export function pushTips(head: Buffer): string[] | null | undefined {
   const tips: string[] = [];
-  for (let at = 0; ;) {
-    if (head.length < at + 4) return undefined;
-    const size = Number.parseInt(head.toString('latin1', at, at + 4), 16);
-    if (!/^[0-9a-f]{4}$/.test(head.toString('latin1', at, at + 4)) || (size > 0 && size < 4)) return null;
-    if (size === 0) return tips; // the flush packet: the commands are all here
-    if (head.length < at + size) return undefined;
-    const line = head.toString('latin1', at + 4, at + size);
-    const id = COMMAND.exec(line)?.[1];
-    if (id && !ZERO.test(id)) tips.push(id);
-    at += size;
-  }
+  const read = readPackets(head, tips);
+  return read.state === 'done' ? tips : read.state === 'bad' ? null : undefined;
 }
 
 /** The tips of a push being read (notePushTips): `stop` stops reading; `settled` resolves once the file is written or will not be. */
@@ -52,19 +64,22 @@ export interface PushTipsNote {
 export function notePushTips(body: Readable, file: string): PushTipsNote {
   let stop = () => {};
   const settled = new Promise<void>((resolve) => {
-    let head: Buffer = Buffer.alloc(0);
+    const tips: string[] = [];
+    let rest: Buffer = Buffer.alloc(0);
+    let seen = 0;
     const done = () => {
       body.off('data', onData);
-      head = Buffer.alloc(0);
+      rest = Buffer.alloc(0);
     };
     stop = () => (done(), resolve());
     const onData = (chunk: Buffer) => {
-      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
-      const tips = pushTips(head);
-      if (tips === undefined && head.length < MAX_COMMAND_BYTES) return;
+      seen += chunk.length;
+      // Each packet is read once: only the start of one not complete yet is kept between chunks.
+      const read = readPackets(rest.length === 0 ? chunk : Buffer.concat([rest, chunk]), tips);
+      if (read.state === 'more' && seen < MAX_COMMAND_BYTES) return void (rest = read.rest);
       done();
-      stop = () => {}; // the write below settles it
-      if (!tips || tips.length === 0) return resolve();
+      stop = () => {}; // settled below
+      if (read.state !== 'done' || tips.length === 0) return resolve();
       const tmp = `${file}.tmp`;
       fs.writeFile(tmp, `${tips.join('\n')}\n`)
         .then(() => fs.rename(tmp, file))
