@@ -59,10 +59,16 @@ export async function landPush(context: DomainContext & Pick<Services, 'log'>, p
     { repository: `${repo.org}/${repo.name}`, refs: landed.updates.length, land_ms: Math.round((performance.now() - started) * 10) / 10 },
     'push landed',
   );
-  wake(context).pushRecords();
-  if (isPostgres(db)) void announcePush(db, log);
-  // After the record, in the background and in turn (housekeeping.ts): the push is promised already, and this is only for speed.
-  pushHousekeeping.schedule(repoDir(config.reposDir, repo.org, repo.name), landed.updates.length >= PACK_REFS_AFTER, (err) =>
-    log.warn({ err, repository: `${repo.org}/${repo.name}` }, 'could not tidy a repository after a push'),
-  );
+  // What follows the record starts once the push's answer has gone out (after this tick's
+  // microtasks and next ticks, where the answer ends): the recorder it wakes reads the
+  // database and starts git, and the housekeeping starts git, and each process started from
+  // this one is forked from it, which held the answer's end back by some 10 ms.
+  setImmediate(() => {
+    wake(context).pushRecords();
+    if (isPostgres(db)) void announcePush(db, log);
+    // In the background and in turn (housekeeping.ts): the push is promised already, and this is only for speed.
+    pushHousekeeping.schedule(repoDir(config.reposDir, repo.org, repo.name), landed.updates.length >= PACK_REFS_AFTER, (err) =>
+      log.warn({ err, repository: `${repo.org}/${repo.name}` }, 'could not tidy a repository after a push'),
+    );
+  });
 }

@@ -88,7 +88,8 @@ export function gitMount(app: Koa, services: Services): void {
                 services.log.error({ err, request_id: ctx.state.requestId }, 'could not store a push record; the push answer is cut off');
                 ctx.req.socket.destroy();
               })
-              .finally(() => removeWalk(push))
+              // Not waited for: the answer ends first (its tips are written, or never will be: cgi.ts).
+              .finally(() => void removeWalk(push))
           : Promise.resolve(),
       body: short ?? negotiation,
       slots,
