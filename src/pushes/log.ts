@@ -25,14 +25,21 @@ export const REFS_END = '.';
  */
 export const pushLogDir = (dataDir: string) => path.join(dataDir, 'push-logs');
 
-/** Files a push's route and hooks leave beside its log (a push's tips and early walk, transport/git/hooks.ts); a push in hand removes its own. */
-const BESIDE_LOGS = /\.(?:tips|tips\.tmp|walk)$/;
+/** Beside a push's log: the new ids of its commands, written by the route as they stream in (transport/git/pushTips.ts). */
+export const TIPS_SUFFIX = '.tips';
+/** Beside a push's log: the early `.gitmodules` walk's folder (its tips, output, status and lock; transport/git/hooks.ts). */
+export const WALK_SUFFIX = '.walk';
+export const pushTipsFile = (pushLog: string) => pushLog + TIPS_SUFFIX;
+export const pushWalkDir = (pushLog: string) => pushLog + WALK_SUFFIX;
+
+/** What a push's route and hooks leave beside its log (the tips file, its temporary name, the walk); a push in hand removes its own. */
+const besideLogs = (name: string) => [TIPS_SUFFIX, `${TIPS_SUFFIX}.tmp`, WALK_SUFFIX].some((suffix) => name.endsWith(suffix));
 
 /** Creates the hand-over directory (once, at start) and clears what pushes of an earlier run left beside their logs. */
 export async function preparePushLogs(dataDir: string): Promise<void> {
   const dir = pushLogDir(dataDir);
   await fsp.mkdir(dir, { recursive: true });
-  for (const name of await fsp.readdir(dir)) if (BESIDE_LOGS.test(name)) await fsp.rm(path.join(dir, name), { recursive: true, force: true });
+  for (const name of await fsp.readdir(dir)) if (besideLogs(name)) await fsp.rm(path.join(dir, name), { recursive: true, force: true });
 }
 
 /** A fresh path for one push's log; nothing is written yet. */

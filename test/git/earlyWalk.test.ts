@@ -8,9 +8,9 @@ import { HAS_STRACE, traceFileCalls } from '../helpers/strace.ts';
 import { servedPush } from '../helpers/servedPush.ts';
 import { notePushTips, pushTips } from '../../src/transport/git/pushTips.ts';
 import { PassThrough } from 'node:stream';
-import { pushWalkDir, writeHooksDir } from '../../src/transport/git/hooks.ts';
+import { writeHooksDir } from '../../src/transport/git/hooks.ts';
 import { spawnSync } from 'node:child_process';
-import { preparePushLogs, pushLogDir } from '../../src/pushes/log.ts';
+import { preparePushLogs, pushLogDir, pushWalkDir } from '../../src/pushes/log.ts';
 
 // A push's .gitmodules walk and the writing of its pack to disk start beside receive-pack's
 // connectivity check (the alternate-refs script, transport/git/hooks.ts), from the tips the

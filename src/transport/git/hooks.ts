@@ -1,16 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { REFS_END } from '../../pushes/log.ts';
+import { REFS_END, TIPS_SUFFIX, WALK_SUFFIX } from '../../pushes/log.ts';
 import { GITMODULES_LOG, hookCheckProgram, URL_CONFIG } from '../../git/gitmodules.ts';
 
 /** The variable through which the smart-HTTP route tells the post-receive hook where to write. */
 export const PUSH_LOG_VARIABLE = 'WHARF_PUSH_LOG';
-
-/** Beside a push's log: the new ids of its commands, written by the route as they stream in (pushTips.ts). */
-export const pushTipsFile = (pushLog: string) => `${pushLog}.tips`;
-/** Beside a push's log: the early `.gitmodules` walk's folder (its tips, output, status and lock). */
-export const pushWalkDir = (pushLog: string) => `${pushLog}.walk`;
 
 // git feeds post-receive one "old new ref" line per accepted update on stdin. The hook
 // writes them, a blank line, and every ref's value after the push closed by a "."
@@ -64,12 +59,12 @@ function alternateRefs(): string {
 # Written by Wharf at start; hand-edits are lost. Lists an alternate's refs; in a push's quarantine, starts its .gitmodules walk and the writing of its pack to disk.
 export LC_ALL=C
 ALTERNATE=$1
-w="$${PUSH_LOG_VARIABLE}.walk"
+w="$${PUSH_LOG_VARIABLE}${WALK_SUFFIX}"
 # Only for the repository pushed to (its quarantine is inside it), never another alternate it may have.
 case "$GIT_QUARANTINE_PATH" in "$ALTERNATE"/objects/* | "$ALTERNATE"/./objects/*) inside=1 ;; *) inside= ;; esac
-if [ -n "$inside" ] && [ -n "$${PUSH_LOG_VARIABLE}" ] && [ -s "$${PUSH_LOG_VARIABLE}.tips" ] && mkdir "$w" 2>/dev/null && true 2>/dev/null >"$w/lock"; then
+if [ -n "$inside" ] && [ -n "$${PUSH_LOG_VARIABLE}" ] && [ -s "$${PUSH_LOG_VARIABLE}${TIPS_SUFFIX}" ] && mkdir "$w" 2>/dev/null && true 2>/dev/null >"$w/lock"; then
   exec 9>"$w/lock"
-  if flock 9 2>/dev/null && cp "$${PUSH_LOG_VARIABLE}.tips" "$w/tips"; then
+  if flock 9 2>/dev/null && cp "$${PUSH_LOG_VARIABLE}${TIPS_SUFFIX}" "$w/tips"; then
     {
       synced=
       set -- "$GIT_QUARANTINE_PATH"/pack/*
@@ -112,7 +107,7 @@ if [ -n "$${MIRROR_OF_VARIABLE}" ]; then
   printf 'This repository is a mirror of %s; push there, or stop mirroring with %s\n' "$${MIRROR_OF_VARIABLE}" "$${MIRROR_CUTOVER_VARIABLE}" >&2
   exit 1
 fi
-w="$${PUSH_LOG_VARIABLE}.walk"
+w="$${PUSH_LOG_VARIABLE}${WALK_SUFFIX}"
 early=
 if [ -n "$${PUSH_LOG_VARIABLE}" ] && [ -d "$w" ] && flock "$w/lock" true 2>/dev/null; then early=1; fi
 synced=
