@@ -13,12 +13,12 @@ export const FILE_CALLS = 'trace=fsync,fdatasync,link,linkat,rename,renameat,ren
 /**
  * Attaches strace to a running process, every thread of it and every process it starts
  * from now on, and records its file calls (fsync, link, rename) with the paths of their
- * descriptors (or the `calls` named, in strace's `-e` form). `stop` detaches and returns the
+ * descriptors (or the `calls` named, in strace's `-e` form; `-yy` names a socket's kind and ends too). `stop` detaches and returns the
  * lines, in the order they were made.
  */
-export async function traceFileCalls(t: TestLike, pid: number, dir: string, calls = FILE_CALLS): Promise<{ stop(): Promise<string[]> }> {
+export async function traceFileCalls(t: TestLike, pid: number, dir: string, calls = FILE_CALLS, yFlag = '-y'): Promise<{ stop(): Promise<string[]> }> {
   const log = path.join(dir, `strace-${pid}.log`);
-  const tracer = spawn('strace', ['-f', '-y', '-e', calls, '-o', log, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tracer = spawn('strace', ['-f', yFlag, '-e', calls, '-o', log, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
   const ended = new Promise((resolve) => tracer.on('close', resolve));
   t.teardown(() => void tracer.kill('SIGKILL'));
   let said = '';

@@ -10,6 +10,7 @@ import { readGitStderr } from '../../git/stderr.ts';
 import { cutStalledAnswer } from '../../http/deadlines.ts';
 import { alternateRefsCommand } from './hooks.ts';
 import { notePushTips, type PushTipsNote } from './pushTips.ts';
+import { ANSWER_CUT, relayedAnswer, type RelayedAnswer } from './relayedAnswer.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
@@ -79,6 +80,8 @@ export async function runHttpBackend(
     idleMs: number;
     /** For a push: where the new ids of its commands are written as they stream in (pushTips.ts). */
     tipsFile?: string;
+    /** For a fetch whose answer carries a pack: most of it may go to the socket through a relay (relayedAnswer.ts). */
+    relay?: boolean;
   },
 ): Promise<void> {
   const env = { ...options.env };
@@ -99,7 +102,7 @@ interface Backend {
   refused(): Error | undefined;
 }
 
-type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer; idleMs: number; tipsFile?: string };
+type BackendOptions = { hooksDir: string; log: Logger; onExit: () => Promise<void>; body?: Buffer; idleMs: number; tipsFile?: string; relay?: boolean };
 
 /** Runs the backend for a request and answers with what it prints. */
 function runBackend(ctx: Context, env: Record<string, string>, input: RequestBody | undefined, options: BackendOptions, release: () => void): Promise<void> {
@@ -168,18 +171,21 @@ function answer(ctx: Context, backend: Backend, options: BackendOptions): Promis
     let head = Buffer.alloc(0);
     let parsed: ReturnType<typeof splitCgiHeaders> = null;
     let started = false;
+    let relayed: RelayedAnswer | undefined;
     const start = (first: Buffer) => {
       started = true;
       child.stdout.off('data', onData);
+      if (options.relay && parsed!.status === 200) {
+        relayed = relayedAnswer(ctx, child.stdout, first, { status: parsed!.status, headers: parsed!.headers, idleMs: options.idleMs, log: options.log });
+        return resolve();
+      }
       ctx.status = parsed!.status;
       for (const [name, value] of parsed!.headers) ctx.set(name, value);
       body.write(first);
       child.stdout.pipe(body, { end: false });
       ctx.body = body;
       // A client that stops reading holds the backend and its slot no longer than the idle deadline.
-      cutStalledAnswer(ctx, options.idleMs, () =>
-        options.log.info({ request_id: ctx.state.requestId, idle_ms: options.idleMs }, 'git answer cut: the client read nothing for GIT_IDLE_TIMEOUT'),
-      );
+      cutStalledAnswer(ctx, options.idleMs, () => options.log.info({ request_id: ctx.state.requestId, idle_ms: options.idleMs }, ANSWER_CUT));
       resolve();
     };
     const onData = (chunk: Buffer) => {
@@ -202,6 +208,7 @@ function answer(ctx: Context, backend: Backend, options: BackendOptions): Promis
       } catch (err) {
         options.log.error({ err, request_id: ctx.state.requestId }, 'after git http-backend');
       }
+      if (relayed) return relayed.finish();
       if (started) return body.end();
       const refused = backend.refused();
       if (refused) return reject(refused);

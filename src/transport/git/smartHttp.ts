@@ -14,6 +14,7 @@ import { newPushLog, preparePushLogs, pushTipsFile, pushWalkDir } from '../../pu
 import { landPush } from '../../pushes/land.ts';
 import { createOnFirstPush } from '../../domain/firstPush.ts';
 import { GIT_SERVICES, parseGitPath, type GitPath } from '../gitPath.ts';
+import { asksForPack, relayAvailable } from './packRelay.ts';
 
 /** The service and access level of a smart-HTTP request, or null for anything else. */
 function gitService(ctx: Context, target: GitPath): { service: string; level: 'read' | 'write' } | null {
@@ -32,6 +33,8 @@ export function gitMount(app: Koa, services: Services): void {
   const hooksReady = Promise.all([writeHooksDir(services.config.dataDir), preparePushLogs(services.config.dataDir)]).then(([dir]) => dir);
   hooksReady.catch((err) => services.log.error({ err }, 'could not write the git hooks directory'));
   const lfs = lfsRoutes(services);
+  // Asked once at start: whether a pack answer can go to its client through a relay (packRelay.ts).
+  const relaying = relayAvailable();
   // Backends running at once in this process; more requests wait for a slot (CPU and memory stay bounded).
   const slots = new BackendSlots(services.config.gitBackendConcurrency);
   app.use(async function smartHttp(ctx: Context, next: Next) {
@@ -97,6 +100,7 @@ export function gitMount(app: Koa, services: Services): void {
       anonymousAddress: user ? undefined : ctx.ip,
       idleMs: services.config.gitIdleTimeoutMs,
       tipsFile: push ? pushTipsFile(push) : undefined,
+      relay: negotiation !== undefined && asksForPack(negotiation) && (await relaying),
     });
   });
 }
