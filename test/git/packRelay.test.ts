@@ -2,6 +2,7 @@
 // relay process (transport/git/packRelay.ts), so the server's own event loop carries none of
 // it; a fetch's smaller answers and every other request are carried as before.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
@@ -26,7 +27,8 @@ t.test('a fetch request asks for its pack when it ends the negotiation with done
 /**
  * Bytes the process `pid` itself read from its children's output, out of `strace -f -yy -e
  * trace=read` lines: reads of pipes and of Unix sockets (libuv gives a child's standard
- * output a socket pair), not of TCP sockets or files, and not its children's own reads. A
+ * output a socket pair), not of TCP sockets (when strace can tell them apart) or files, and
+ * not its children's own reads. A
  * read another thread's call cut in two is counted from its `resumed` half.
  */
 function pipeBytesRead(lines: string[], pid: number): number {
@@ -36,7 +38,8 @@ function pipeBytesRead(lines: string[], pid: number): number {
     if (!line.startsWith(`${pid} `)) continue;
     const call = /^\d+ +read\(\d+<([A-Za-z-]+):/.exec(line);
     if (call) {
-      const fromChild = call[1] === 'pipe' || call[1] === 'UNIX-STREAM';
+      // `socket` when strace could not ask the kernel what a socket is (it then names none, TCP ones included).
+      const fromChild = ['pipe', 'UNIX-STREAM', 'UNIX', 'socket'].includes(call[1]);
       pending = fromChild && line.endsWith('<unfinished ...>');
       if (fromChild) total += Number(/\)\s+= (\d+)$/.exec(line)?.[1] ?? 0);
       continue;
@@ -88,3 +91,54 @@ t.test(
     );
   },
 );
+
+/**
+ * A clone request (protocol version 0, no capabilities: the answer is `NAK` and the bare
+ * pack) read by a client that takes 16 KiB at a time with a pause after each, so the server
+ * meets backpressure again and again before and around the hand-over; resolves with the
+ * answer's headers and body once the server closes the connection.
+ */
+function slowClone(serverUrl: string, token: string, tip: string): Promise<{ head: string; body: Buffer }> {
+  const { port } = new URL(serverUrl);
+  const request = `${pkt(`want ${tip}\n`)}0000${pkt('done\n')}`;
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port: Number(port) });
+    const chunks: Buffer[] = [];
+    socket.on('error', reject);
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      socket.pause();
+      setTimeout(() => socket.resume(), 2);
+    });
+    socket.on('end', () => {
+      const all = Buffer.concat(chunks);
+      const at = all.indexOf('\r\n\r\n');
+      resolve({ head: all.toString('latin1', 0, at), body: all.subarray(at + 4) });
+    });
+    socket.setNoDelay(true);
+    socket.write(
+      `POST /demo/app.git/git-upload-pack HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Basic ${Buffer.from(`x:${token}`).toString('base64')}\r\n` +
+        `Content-Type: application/x-git-upload-pack-request\r\nContent-Length: ${request.length}\r\n\r\n${request}`,
+    );
+  });
+}
+
+t.test('a client that reads slowly gets every byte of a relayed pack, in order', async (t) => {
+  const { dir, node, g, work, url } = await servedPush(t, 'pack-relay-slow');
+  const blob = randomBytes(6 * 1024 * 1024);
+  fs.writeFileSync(path.join(work, 'blob.bin'), blob);
+  const tip = await g.commit(work, 'big', {});
+  await g.ok(['push', '-q', url, 'main'], { cwd: work });
+  for (let i = 0; i < 3; i++) {
+    const { head, body } = await slowClone(node.url, node.token!, tip);
+    t.match(head, /^HTTP\/1\.1 200/, 'the answer is a 200');
+    t.match(head, /\r\nConnection: close/i, 'sent to the end of the connection');
+    t.notMatch(head, /Transfer-Encoding/i, 'without chunks');
+    t.equal(body.toString('latin1', 0, 8), '0008NAK\n', 'the answer starts with NAK');
+    // index-pack checks every object of the pack and its trailing checksum.
+    const repo = path.join(dir, `slow-${i}.git`);
+    await g.ok(['init', '-q', '--bare', repo]);
+    await g.ok(['index-pack', '--stdin'], { cwd: repo, input: body.subarray(8) });
+    t.equal(Number((await g.ok(['cat-file', '-s', `${tip}:blob.bin`], { cwd: repo })).trim()), blob.length, `read slowly, whole (${i + 1})`);
+  }
+});

@@ -151,10 +151,11 @@ export async function startProxy(t: TestLike, target: number, options: { rate?: 
     upstream.on('end', () => (ended = true));
     client.on('data', (c) => upstream.write(c));
     client.on('end', () => upstream.end());
-    for (const s of [client, upstream]) {
-      s.on('error', close);
-      s.on('close', () => (clearInterval(pump), sockets.delete(s), close()));
-    }
+    for (const s of [client, upstream]) s.on('error', close);
+    client.on('close', () => (clearInterval(pump), sockets.delete(client), close()));
+    // An answer that ends with its connection (no length, no chunks) is still paced out whole:
+    // the client is ended once the queue is empty, as a real proxy would.
+    upstream.on('close', () => (sockets.delete(upstream), (ended = true)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.port = (server.address() as net.AddressInfo).port;

@@ -19,8 +19,8 @@ export const ANSWER_CUT = 'git answer cut: the client read nothing for GIT_IDLE_
  * is a fetch's last request), so that past RELAY_AFTER bytes the rest can go from the
  * backend's output to the socket through a relay process (packRelay.ts) that the server
  * does not read for. The server carries the answer up to then, and hands over at the first
- * piece after it whose write the socket takes at once, so that nothing of the server's is
- * still queued when the relay starts writing. A client that reads nothing for `idleMs` is
+ * piece after it whose write the socket takes at once with nothing else read and not yet
+ * sent, so that nothing of the server's is still queued when the relay starts writing. A client that reads nothing for `idleMs` is
  * cut either way (the socket closed, which kills the backend: cgi.ts).
  */
 export function relayedAnswer(
@@ -55,7 +55,9 @@ export function relayedAnswer(
   const carry = (chunk: Buffer) => {
     const more = res.write(chunk);
     carried += chunk.length;
-    if (carried >= RELAY_AFTER && !socket.destroyed) {
+    // Only with nothing of the backend's left in the stream's buffer (pieces read while it was
+    // paused, emitted one by one after): those bytes are the server's to send, not the relay's.
+    if (carried >= RELAY_AFTER && !socket.destroyed && source.readableLength === 0) {
       socket.uncork(); // http corks the socket for each write until the next tick: written now, or queued
       if (res.writableLength === 0) return handOff();
     }
@@ -68,7 +70,7 @@ export function relayedAnswer(
     if (relay && relay.exitCode === null && relay.signalCode === null) relay.kill('SIGTERM');
   });
   if (first.length > 0) carry(first);
-  if (!relay) source.on('data', carry);
+  if (!relay) source.on('data', carry).resume();
   return {
     async finish() {
       if (!relayEnded) return void res.end();
