@@ -22,6 +22,7 @@ t.test('a fetch request asks for its pack when it ends the negotiation with done
   t.notOk(asksForPack(Buffer.from(`${pkt(WANT)}zzzz${pkt('done\n')}`)), 'nothing after a packet that does not parse counts');
   t.notOk(asksForPack(Buffer.from(`${pkt('want-ref refs/heads/done\n')}0000`)), 'a ref named done is not the line');
   t.notOk(asksForPack(Buffer.alloc(0)), 'an empty body');
+  t.notOk(asksForPack(Buffer.from('0x09done\n')), 'a length that is not four hex digits is no packet');
 });
 
 /**

@@ -10,7 +10,7 @@ import { readGitStderr } from '../../git/stderr.ts';
 import { cutStalledAnswer } from '../../http/deadlines.ts';
 import { alternateRefsCommand } from './hooks.ts';
 import { notePushTips, type PushTipsNote } from './pushTips.ts';
-import { ANSWER_CUT, relayedAnswer, type RelayedAnswer } from './relayedAnswer.ts';
+import { relayedAnswer, type RelayedAnswer } from './relayedAnswer.ts';
 
 /** Splits CGI output into its header block and the body bytes after it, or null if the block is not complete yet. */
 export function splitCgiHeaders(buffer: Buffer): { headers: [string, string][]; status: number; rest: Buffer } | null {
@@ -172,11 +172,14 @@ function answer(ctx: Context, backend: Backend, options: BackendOptions): Promis
     let parsed: ReturnType<typeof splitCgiHeaders> = null;
     let started = false;
     let relayed: RelayedAnswer | undefined;
+    // A client that stops reading holds the backend and its slot no longer than the idle deadline.
+    const onCut = () =>
+      options.log.info({ request_id: ctx.state.requestId, idle_ms: options.idleMs }, 'git answer cut: the client read nothing for GIT_IDLE_TIMEOUT');
     const start = (first: Buffer) => {
       started = true;
       child.stdout.off('data', onData);
       if (options.relay && parsed!.status === 200) {
-        relayed = relayedAnswer(ctx, child.stdout, first, { status: parsed!.status, headers: parsed!.headers, idleMs: options.idleMs, log: options.log });
+        relayed = relayedAnswer(ctx, child.stdout, first, { headers: parsed!.headers, idleMs: options.idleMs, log: options.log, onCut });
         return resolve();
       }
       ctx.status = parsed!.status;
@@ -184,8 +187,7 @@ function answer(ctx: Context, backend: Backend, options: BackendOptions): Promis
       body.write(first);
       child.stdout.pipe(body, { end: false });
       ctx.body = body;
-      // A client that stops reading holds the backend and its slot no longer than the idle deadline.
-      cutStalledAnswer(ctx, options.idleMs, () => options.log.info({ request_id: ctx.state.requestId, idle_ms: options.idleMs }, ANSWER_CUT));
+      cutStalledAnswer(ctx, options.idleMs, onCut);
       resolve();
     };
     const onData = (chunk: Buffer) => {

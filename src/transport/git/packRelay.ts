@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { pktLength } from './pktLine.ts';
 
 // A clone's pack, carried by the server's own event loop, costs it 4-5 ms of CPU a MB:
 // upload-pack writes its answer 8 KB at a time, each piece read into a new buffer, and that
@@ -70,18 +71,15 @@ export function startRelay(source: Readable, socket: Socket, idleMs: number): Ch
   return spawn('perl', ['-e', RELAY_PROGRAM, String(idleMs / 1000)], { stdio: [source, 'ignore', 'pipe', socket] });
 }
 
-/** The pkt-lines of a request body, while they parse (a flush, delimiter or response-end packet is an empty line). */
-function* pktLines(body: Buffer): Generator<string> {
-  for (let at = 0; at + 4 <= body.length;) {
-    const size = Number.parseInt(body.toString('latin1', at, at + 4), 16);
-    if (!Number.isInteger(size) || size === 3 || at + Math.max(size, 4) > body.length) return;
-    yield size <= 4 ? '' : body.toString('latin1', at + 4, at + size);
+/**
+ * Whether a fetch request ends its negotiation (a `done` line, in either protocol version):
+ * its answer then carries the pack. Reads the body's pkt-lines while they parse.
+ */
+export function asksForPack(body: Buffer): boolean {
+  for (let at = 0; ;) {
+    const size = pktLength(body, at);
+    if (size === undefined || size < 0 || at + Math.max(size, 4) > body.length) return false;
+    if ((size === 8 || (size === 9 && body[at + 8] === 0x0a)) && body.toString('latin1', at + 4, at + 8) === 'done') return true;
     at += Math.max(size, 4);
   }
-}
-
-/** Whether a fetch request ends its negotiation (a `done` line): its answer then carries the pack, in either protocol version. */
-export function asksForPack(body: Buffer): boolean {
-  for (const line of pktLines(body)) if (line === 'done\n' || line === 'done') return true;
-  return false;
 }

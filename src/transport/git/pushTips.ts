@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { pktLength } from './pktLine.ts';
 
 // A push's request body opens with its commands, one pkt-line each ("<old> <new> <ref>",
 // the first with the capabilities after a NUL; shallow lines before them, and in a signed
@@ -24,10 +25,8 @@ const ZERO = /^0+$/;
  */
 function readPackets(bytes: Buffer, tips: string[]): { state: 'done' | 'bad' } | { state: 'more'; rest: Buffer } {
   let at = 0;
-  while (bytes.length >= at + 4) {
-    const header = bytes.toString('latin1', at, at + 4);
-    const size = Number.parseInt(header, 16);
-    if (!/^[0-9a-f]{4}$/.test(header) || (size > 0 && size < 4)) return { state: 'bad' };
+  for (let size = pktLength(bytes, at); size !== undefined; size = pktLength(bytes, at)) {
+    if (size < 0 || (size > 0 && size < 4)) return { state: 'bad' };
     if (size === 0) return { state: 'done' }; // the flush packet: the commands are all here
     if (bytes.length < at + size) break;
     const id = COMMAND.exec(bytes.toString('latin1', at + 4, at + size))?.[1];

@@ -10,9 +10,6 @@ export interface RelayedAnswer {
   finish(): Promise<void>;
 }
 
-/** The line logged when an answer is cut for its client reading nothing (here and in cgi.ts). */
-export const ANSWER_CUT = 'git answer cut: the client read nothing for GIT_IDLE_TIMEOUT';
-
 /**
  * Answers with a pack (an upload-pack answer to a request that ended its negotiation):
  * without chunks, the body running to the end of the connection (`Connection: close`; it
@@ -20,24 +17,24 @@ export const ANSWER_CUT = 'git answer cut: the client read nothing for GIT_IDLE_
  * backend's output to the socket through a relay process (packRelay.ts) that the server
  * does not read for. The server carries the answer up to then, and hands over at the first
  * piece after it whose write the socket takes at once with nothing else read and not yet
- * sent, so that nothing of the server's is still queued when the relay starts writing. A client that reads nothing for `idleMs` is
- * cut either way (the socket closed, which kills the backend: cgi.ts).
+ * sent, so that nothing of the server's is still queued when the relay starts writing. A
+ * client that reads nothing for `idleMs` is cut either way (the socket closed, which kills
+ * the backend: cgi.ts), and `onCut` runs.
  */
 export function relayedAnswer(
   ctx: Context,
   source: Readable,
   first: Buffer,
-  o: { status: number; headers: [string, string][]; idleMs: number; log: Logger },
+  o: { headers: [string, string][]; idleMs: number; log: Logger; onCut: () => void },
 ): RelayedAnswer {
   const res = ctx.res;
   const socket = ctx.req.socket;
   ctx.respond = false; // written here, not by Koa
-  ctx.status = o.status;
+  ctx.status = 200; // the backend's own, which only a 200 is relayed with
   for (const [name, value] of o.headers) res.setHeader(name, value);
   res.setHeader('Connection', 'close');
   res.removeHeader('Transfer-Encoding'); // with neither it nor a length, Node sends the body as it is, to the connection's end
-  const cut = () => o.log.info({ request_id: ctx.state.requestId, idle_ms: o.idleMs }, ANSWER_CUT);
-  cutStalledAnswer(ctx, o.idleMs, cut);
+  cutStalledAnswer(ctx, o.idleMs, o.onCut);
   let carried = 0;
   let relay: ChildProcess | undefined;
   let relayEnded: Promise<number | null> | undefined;
@@ -76,7 +73,7 @@ export function relayedAnswer(
       if (!relayEnded) return void res.end();
       const code = await relayEnded;
       if (code === 0) return void res.end();
-      if (code === RELAY_IDLE_EXIT) cut();
+      if (code === RELAY_IDLE_EXIT) o.onCut();
       else if (!socket.destroyed)
         o.log.info({ request_id: ctx.state.requestId, code, stderr: relayStderr.trim() || undefined }, 'git answer relay ended early');
       socket.destroy();
